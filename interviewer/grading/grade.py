@@ -1,0 +1,125 @@
+"""The `Grade` every grader returns, and the one aggregator that scores it.
+
+Graders only decide per-key-point credit, misconceptions and the numeric
+verdict; `aggregate` turns those into the 0-5 score (half points) the same
+way for every grader, so an LLM's free-form number is never used.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["covered", "partial", "missed"]
+NumericVerdict = Literal["correct", "incorrect", "missing"]
+
+
+class KeyPointResult(BaseModel):
+    text: str
+    core: bool
+    status: Status
+    evidence: str = ""  # the span of the answer that covers it, quoted verbatim
+    confidence: float = 0.0  # the grader's credit in [0, 1] before thresholding
+
+
+class MisconceptionResult(BaseModel):
+    text: str
+    evidence: str  # the answer's sentence that states it
+
+
+class NumericCheck(BaseModel):
+    target: float
+    unit: str
+    tolerance: float
+    found: float | None  # closest value the answer gave, in the target's unit
+    found_text: str = ""  # as the answer wrote or said it
+    verdict: NumericVerdict
+
+
+class Provenance(BaseModel):
+    grader: str  # "rubric" | "llm"
+    version: str
+    model: str | None = None
+    prompt_hash: str | None = None
+    fallback: str | None = None  # why an LLM grade fell back to the embedded grader
+
+
+class Grade(BaseModel):
+    score: float = Field(ge=0, le=5)
+    key_points: list[KeyPointResult]
+    misconceptions: list[MisconceptionResult] = Field(default_factory=list)
+    numeric: NumericCheck | None = None
+    flags: list[str] = Field(default_factory=list)  # "empty", "off-topic", "injection", ...
+    feedback: str = ""
+    follow_up: str | None = None  # the weakest missed core key point's text
+    grader: Provenance
+    latency_ms: float = 0.0
+
+    @property
+    def missed(self) -> list[KeyPointResult]:
+        return [k for k in self.key_points if k.status != "covered"]
+
+    def to_json(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+
+class AggregationParams(BaseModel):
+    """Constants of the aggregator, fitted on the calibration split (see evals/)."""
+
+    partial_credit: float = 0.5
+    optional_weight: float = 0.5
+    curve: float = 1.0  # score = 5 * coverage ** curve
+    misconception_penalty: float = 1.5
+    max_penalty: float = 3.0
+    wrong_number_cap: float = 2.5  # a numeric question with a wrong number scores at most this
+    missing_number_cap: float = 3.5
+
+
+def round_half(x: float) -> float:
+    return max(0.0, min(5.0, round(x * 2) / 2))
+
+
+def coverage(results: list[KeyPointResult], params: AggregationParams, *, soft: bool = True) -> float:
+    """Weighted share of the rubric the answer covers, in [0, 1].
+
+    Optional points add credit but never count against an answer.
+    With `soft`, a point's credit is its confidence (graders that give only
+    a status have confidence 1.0 / 0.5 / 0.0).
+    """
+    core = [r for r in results if r.core]
+    if not core:
+        core = results
+
+    def credit(r: KeyPointResult) -> float:
+        if soft:
+            return r.confidence
+        return {"covered": 1.0, "partial": params.partial_credit, "missed": 0.0}[r.status]
+
+    total = sum(credit(r) for r in core) + params.optional_weight * sum(
+        credit(r) for r in results if r not in core
+    )
+    return min(1.0, total / max(1, len(core)))
+
+
+def aggregate(
+    results: list[KeyPointResult],
+    misconceptions: list[MisconceptionResult],
+    numeric: NumericCheck | None,
+    params: AggregationParams,
+) -> float:
+    """Score 0-5 in half points.
+
+    >>> kp = [KeyPointResult(text="a", core=True, status="covered", confidence=1.0),
+    ...       KeyPointResult(text="b", core=True, status="missed", confidence=0.0)]
+    >>> aggregate(kp, [], None, AggregationParams())
+    2.5
+    """
+    raw = 5.0 * coverage(results, params) ** params.curve
+    raw -= min(params.max_penalty, params.misconception_penalty * len(misconceptions))
+    if numeric is not None:
+        if numeric.verdict == "incorrect":
+            raw = min(raw, params.wrong_number_cap)
+        elif numeric.verdict == "missing":
+            raw = min(raw, params.missing_number_cap)
+    return round_half(raw)

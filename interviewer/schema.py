@@ -1,0 +1,167 @@
+"""Data shapes of the question bank: questions, rubrics, key points.
+
+These are pydantic models because they cross boundaries: rubric files on disk
+(validated on load, errors name the file and field) and `--json` output.
+This module holds no logic beyond validation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# One shared taxonomy across the four documents. A rubric file that names a
+# topic outside this list fails validation with the list in the message.
+TOPICS: tuple[str, ...] = (
+    "loss-curves",
+    "learning-rate",
+    "batch-size",
+    "gradient-norms",
+    "precision",
+    "spikes",
+    "overfitting-forgetting",
+    "normalization",
+    "regularization",
+    "optimizers",
+    "initialization",
+    "architecture",
+    "distributed-training",
+    "memory-arithmetic",
+    "scaling-laws",
+    "data",
+    "distillation",
+    "debugging",
+    "evaluation",
+    "sequence-models",
+    "generalization-theory",
+    "general",  # user documents whose topic is unknown
+)
+
+Difficulty = Literal["easy", "medium", "hard"]
+Kind = Literal["question", "quick-fire", "teaser", "user"]
+
+
+class KeyPoint(BaseModel):
+    """One atomic thing a good answer says.
+
+    `alternatives` are other accepted phrasings of the same point, e.g. for
+    "cosine decays to about 10% of peak" also "decays to zero".
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=2)
+    core: bool = True
+    alternatives: list[str] = Field(default_factory=list)
+
+
+class Misconception(BaseModel):
+    """A wrong claim that costs points when stated (not when negated)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=2)
+    alternatives: list[str] = Field(default_factory=list)
+
+
+class NumericTarget(BaseModel):
+    """The number a numeric question asks for: 2.3026 nats, 112 GB, ..."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    unit: str = ""
+    tolerance: float = Field(ge=0, description="absolute tolerance, in `unit`")
+
+    def accepts(self, value: float) -> bool:
+        return abs(value - self.value) <= self.tolerance + 1e-12
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key_points: list[KeyPoint] = Field(min_length=1)
+    misconceptions: list[Misconception] = Field(default_factory=list)
+    numeric: NumericTarget | None = None
+
+
+class Location(BaseModel):
+    """Where in the source document the question came from (character offsets)."""
+
+    file: str
+    start: int
+    end: int
+    section: str = ""
+
+
+class Question(BaseModel):
+    """One bank question with its reference answer and rubric."""
+
+    id: str  # "<doc>-<nn>", e.g. "002-03"
+    source: str  # "000" | "002" | "003" | "004" | a user document's stem
+    location: Location
+    kind: Kind = "question"
+    topic: str
+    difficulty: Difficulty
+    question: str
+    short_answer: str = ""
+    reference: str
+    rubric: Rubric
+    concept: str | None = None  # questions sharing a concept are never asked twice
+
+    @property
+    def key_points(self) -> list[KeyPoint]:
+        return self.rubric.key_points
+
+    def to_public_json(self) -> dict[str, object]:
+        """The `interviewer questions --json` shape."""
+        return {
+            "id": self.id,
+            "source": self.source,
+            "location": self.location.model_dump(),
+            "kind": self.kind,
+            "topic": self.topic,
+            "difficulty": self.difficulty,
+            "concept": self.concept,
+            "question": self.question,
+            "short_answer": self.short_answer,
+            "reference": self.reference,
+            "key_points": [kp.model_dump() for kp in self.rubric.key_points],
+            "misconceptions": [m.model_dump() for m in self.rubric.misconceptions],
+            "numeric": self.rubric.numeric.model_dump() if self.rubric.numeric else None,
+        }
+
+
+class RubricEntry(BaseModel):
+    """One entry of a `corpus/rubrics/<doc>.yaml` file.
+
+    Fields left out keep what the parser extracted. For documents without
+    answers (000, 004) the file supplies `reference` and the rubric.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str | None = None
+    short_answer: str | None = None
+    reference: str | None = None
+    topic: str | None = None
+    difficulty: Difficulty | None = None
+    concept: str | None = None
+    key_points: list[KeyPoint] | None = None
+    misconceptions: list[Misconception] = Field(default_factory=list)
+    numeric: NumericTarget | None = None
+
+    @field_validator("topic")
+    @classmethod
+    def _known_topic(cls, value: str | None) -> str | None:
+        if value is not None and value not in TOPICS:
+            raise ValueError(f"unknown topic {value!r}; use one of: {', '.join(TOPICS)}")
+        return value
+
+
+class RubricFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    questions: dict[str, RubricEntry]

