@@ -1,0 +1,202 @@
+"""Numbers in answers: spoken forms to digits, quantities with units, the numeric check.
+
+It does not judge anything but numbers: no key points, no scores.
+
+    >>> words_to_digits("seven point five e minus five")
+    '7.5e-5'
+    >>> words_to_digits("sixteen million seven hundred eighty one thousand three hundred twelve")
+    '16781312'
+    >>> [q.value for q in extract_quantities("about 41.7 minutes, or 2,500 s")]
+    [41.7, 2500.0]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..schema import NumericTarget
+from .grade import NumericCheck
+
+_UNITS = {
+    "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES) | {"hundred", "point", "and", "a", "half"}
+_TOKEN = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?|[^\sA-Za-z\d]+|\s+")
+
+
+def _run_value(words: list[str]) -> str | None:
+    """['two', 'point', 'three'] -> '2.3'; None when the words are not a number."""
+    if not any(w in _UNITS or w in _TENS for w in words) and not any(
+        w.replace(".", "").isdigit() for w in words
+    ):
+        return None
+    total, current, decimals, in_decimal = 0.0, 0.0, "", False
+    for w in words:
+        if w == "point":
+            in_decimal = True
+        elif in_decimal:
+            if w in _UNITS and _UNITS[w] < 10:
+                decimals += str(_UNITS[w])
+            else:
+                return None
+        elif w.replace(".", "").isdigit():
+            current += float(w)
+        elif w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w in _SCALES:
+            total += max(current, 1) * _SCALES[w]
+            current = 0
+        elif w in ("and", "a"):
+            continue
+    value = total + current
+    if decimals:
+        value += float("0." + decimals)
+    if value == int(value) and not decimals:
+        return str(int(value))
+    return f"{value:.10g}"
+
+
+def words_to_digits(text: str) -> str:
+    """Replace runs of number words with digits; then spoken exponents with e-notation."""
+    text = re.sub(r"\ba hundred\b", "one hundred", text, flags=re.I)
+    # "41 point six seven" -> "41.67"
+    text = re.sub(
+        rf"(\d+)\s+point((?:\s+(?:{'|'.join(w for w, v in _UNITS.items() if v < 10)}))+)\b",
+        lambda m: m.group(1) + "." + "".join(str(_UNITS[w.lower()]) for w in m.group(2).split()),
+        text,
+        flags=re.I,
+    )
+    tokens = _TOKEN.findall(text)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        low = tokens[i].lower()
+        if low in _UNITS or low in _TENS or (low in _SCALES and out and out[-1].strip()[-1:].isdigit()):
+            run, j, last_word = [], i, i
+            while j < len(tokens):
+                t = tokens[j].lower()
+                if t.isspace() or t == "-":
+                    j += 1
+                    continue
+                if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
+                    run.append(t)
+                    last_word = j
+                    j += 1
+                    continue
+                break
+            while run and run[-1] in ("and", "a", "point", "half"):
+                run.pop()
+                last_word -= 1
+                while last_word > i and tokens[last_word].isspace():
+                    last_word -= 1
+            value = _run_value(run)
+            if value is not None:
+                out.append(value)
+                i = last_word + 1
+                continue
+        out.append(tokens[i])
+        i += 1
+    text = "".join(out)
+    # "7.5 e minus 5", "7.5 times 10 to the minus 5", "10 to the minus 8"
+    text = re.sub(
+        r"(\d+(?:\.\d+)?)\s*(?:e|times\s+10\s+to\s+the)\s*(?:minus|negative|-)\s*(\d+)",
+        r"\1e-\2",
+        text,
+        flags=re.I,
+    )
+    text = re.sub(r"\b10\s+to\s+the\s+(?:minus|negative)\s+(\d+)", r"1e-\1", text, flags=re.I)
+    text = re.sub(r"\b10\s+to\s+the\s+(\d+)", r"1e\1", text, flags=re.I)
+    return text
+
+
+# unit word -> (canonical unit, factor into it)
+_UNIT_ALIASES: dict[str, tuple[str, float]] = {
+    "gb": ("GB", 1.0), "gigabytes": ("GB", 1.0), "gigabyte": ("GB", 1.0), "gigs": ("GB", 1.0),
+    "gib": ("GB", 1.073741824), "gibibytes": ("GB", 1.073741824),
+    "mb": ("GB", 1e-3), "megabytes": ("GB", 1e-3), "tb": ("GB", 1e3), "terabytes": ("GB", 1e3),
+    "bytes": ("GB", 1e-9),
+    "minutes": ("minutes", 1.0), "minute": ("minutes", 1.0), "min": ("minutes", 1.0),
+    "mins": ("minutes", 1.0), "seconds": ("minutes", 1 / 60), "second": ("minutes", 1 / 60),
+    "s": ("minutes", 1 / 60), "sec": ("minutes", 1 / 60), "secs": ("minutes", 1 / 60),
+    "hours": ("minutes", 60.0), "hour": ("minutes", 60.0), "h": ("minutes", 60.0),
+    "%": ("%", 1.0), "percent": ("%", 1.0), "per cent": ("%", 1.0),
+    "x": ("x", 1.0), "times": ("x", 1.0), "fold": ("x", 1.0),
+    "nats": ("nats", 1.0), "nat": ("nats", 1.0),
+    "parameters": ("parameters", 1.0), "params": ("parameters", 1.0), "weights": ("parameters", 1.0),
+    "steps": ("steps", 1.0), "step": ("steps", 1.0),
+}  # fmt: skip
+_MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?|\.\d+)"
+    r"\s*(?:(k|m|b|thousand|million|billion)\b)?\s*"
+    r"(%|per cent|percent|gigabytes?|gib|gibibytes|gb|gigs|megabytes|mb|terabytes|tb|bytes|minutes?|mins?"
+    r"|seconds?|secs?|hours?|nats?|parameters|params|weights|steps?|fold|times(?!\s+\d)|x|s|h)?(?![\w])",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float  # with any multiplier applied, in `unit` as written
+    unit: str  # canonical unit ("GB", "minutes", ...) or ""
+    factor: float  # multiply `value` by this to get `unit`
+    text: str  # as it appears in the (normalised) answer
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number in the text, with multiplier and unit when present."""
+    out = []
+    for m in _QUANTITY.finditer(words_to_digits(text)):
+        number, mult, unit = m.group(1), (m.group(2) or "").lower(), (m.group(3) or "").lower()
+        try:
+            value = float(number.replace(",", ""))
+        except ValueError:
+            continue
+        if mult:
+            value *= _MULTIPLIERS[mult]
+        canonical, factor = _UNIT_ALIASES.get(unit, ("", 1.0))
+        out.append(Quantity(value, canonical, factor, m.group(0).strip()))
+    return out
+
+
+def _in_target_unit(q: Quantity, target: NumericTarget) -> float:
+    want = _UNIT_ALIASES.get(target.unit.lower(), (target.unit, 1.0))
+    if q.unit and q.unit == want[0]:
+        return q.value * q.factor / want[1]
+    return q.value
+
+
+def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
+    """Does the answer state the target number (in a compatible unit, within tolerance)?"""
+    best: tuple[float, Quantity, float] | None = None
+    for q in extract_quantities(answer):
+        value = _in_target_unit(q, target)
+        err = abs(value - target.value)
+        if best is None or err < best[0]:
+            best = (err, q, value)
+    if best is None:
+        verdict = "missing"
+    else:
+        verdict = "correct" if target.accepts(best[2]) else "incorrect"
+    return NumericCheck(
+        target=target.value,
+        unit=target.unit,
+        tolerance=target.tolerance,
+        found=None if best is None else (best[2] if math.isfinite(best[2]) else None),
+        found_text="" if best is None else best[1].text,
+        verdict=verdict,  # type: ignore[arg-type]
+    )

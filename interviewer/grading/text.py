@@ -1,0 +1,195 @@
+"""Answer text processing for the embedded grader.
+
+Cleaning (fillers, spoken numbers), segmentation into sentence / clause /
+window spans (each span keeps its exact text in the answer, so evidence is a
+verbatim quote), negation cues, prompt-injection sentences, and the cheap
+"is this an answer at all" checks. No embeddings and no scoring here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .numbers import words_to_digits
+
+FILLERS = re.compile(
+    r"\b(?:um+|uh+|erm+|er|hmm+|ah+|you know|i mean|basically|actually|literally|"
+    r"sort of|kind of|okay so|so yeah|yeah)\b[,.]?\s*",
+    re.I,
+)
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as is are was were be been
+    being it its this that these those there here you your we our i me my he she they them their
+    do does did doing have has had having not no can could would should will shall may might must
+    what which who whom when where why how all any some each more most other such only own same than
+    too very just also into over under about above below up down out off again further once because
+    while during before after both few nor yes yeah um uh like really thing things get got make makes
+    one way well lot lots kind sort bit""".split()
+)
+NEGATION = re.compile(
+    r"\b(?:not|no|never|don'?t|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t|cannot|"
+    r"without|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
+    re.I,
+)
+INJECTION = re.compile(
+    r"(ignore (?:all |any |the |your |previous |prior |above )*(?:instructions|rubric|rules|prompt)|"
+    r"(?:give|award|grade|score|rate)\s+(?:me|this|it|the answer|my answer)?\s*(?:a\s+)?"
+    r"(?:full marks|\d(?:\.\d)?\s*(?:/|out of)\s*5|top score|perfect|maximum)|"
+    r"system prompt|you are (?:now )?(?:a|an|the) (?:grader|assistant|model)|"
+    r"disregard (?:the|all|previous)|override|as the grader|new instructions|</?(?:system|answer)>)",
+    re.I,
+)
+DONT_KNOW = re.compile(
+    r"^\W*(?:i\s+)?(?:don'?t|do not|dunno|have no|no)\s*(?:know|idea|clue|sure)?\W*$|"
+    r"^\W*(?:i'?m\s+)?not sure\W*$|^\W*(?:pass|skip|no idea|idk|n/?a|nothing|none)\W*$",
+    re.I,
+)
+
+
+def clean(text: str) -> str:
+    """Fillers out, spoken numbers to digits, whitespace folded."""
+    text = FILLERS.sub("", text)
+    text = words_to_digits(text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_SUFFIXES = ("ization", "isation", "ations", "ation", "ments", "ment", "ness", "ingly", "ing",
+             "edly", "ies", "ied", "ed", "ly", "es", "s")  # fmt: skip
+
+
+def stem(word: str) -> str:
+    """A deliberately crude stemmer: 'normalizes' and 'normalization' meet at 'normal'."""
+    w = word.lower()
+    for suf in _SUFFIXES:
+        if len(w) > len(suf) + 3 and w.endswith(suf):
+            w = w[: -len(suf)]
+            break
+    for suf in ("iz", "is", "e"):
+        if len(w) > 4 and w.endswith(suf):
+            w = w[: -len(suf)]
+    return w
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def content_stems(text: str) -> list[str]:
+    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1]
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str  # verbatim from the answer
+    start: int
+    end: int
+    level: str  # "sentence" | "clause" | "window"
+
+
+_SENT_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+_CLAUSE = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
+
+
+def segment(answer: str, window: int = 12, max_spans: int = 160) -> list[Span]:
+    """Sentences, their clauses, and overlapping word windows of the answer.
+
+    Windows catch points inside run-on transcripts that have no punctuation.
+    """
+    spans: list[Span] = []
+    pos = 0
+    for piece in _SENT_END.split(answer):
+        start = answer.find(piece, pos)
+        if start < 0 or not piece.strip():
+            continue
+        pos = start + len(piece)
+        sentence = Span(piece.strip(), start, pos, "sentence")
+        spans.append(sentence)
+        cpos = 0
+        parts = _CLAUSE.split(piece)
+        if len(parts) > 1:
+            for part in parts:
+                cstart = piece.find(part, cpos)
+                cpos = cstart + len(part)
+                if len(words(part)) >= 3:
+                    spans.append(Span(part.strip(), start + cstart, start + cpos, "clause"))
+        tokens = list(re.finditer(r"\S+", piece))
+        if len(tokens) > window * 1.5:
+            step = window // 2
+            for i in range(0, len(tokens) - window + step, step):
+                chunk = tokens[i : i + window]
+                if not chunk:
+                    break
+                s, e = chunk[0].start(), chunk[-1].end()
+                spans.append(Span(piece[s:e], start + s, start + e, "window"))
+    unique = list({(s.start, s.end): s for s in spans}.values())
+    if len(unique) > max_spans:  # very long answers: keep sentences first, then the rest
+        unique.sort(key=lambda s: (s.level != "sentence", s.start))
+        unique = unique[:max_spans]
+    return unique
+
+
+def is_negated(text: str) -> bool:
+    return bool(NEGATION.search(text))
+
+
+def injection_sentences(answer: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", answer) if INJECTION.search(s)]
+
+
+def strip_injections(answer: str) -> tuple[str, bool]:
+    """The answer without sentences that address the grader, and whether any were found."""
+    found = injection_sentences(answer)
+    for sentence in found:
+        answer = answer.replace(sentence, " ")
+    return answer.strip(), bool(found)
+
+
+def looks_like_gibberish(answer: str) -> bool:
+    """Keyboard mash, repeated characters, or almost no real words."""
+    toks = words(answer)
+    if not toks:
+        return True
+    vowelless = sum(1 for t in toks if t.isalpha() and len(t) > 3 and not re.search(r"[aeiouy]", t, re.I))
+    repeats = sum(1 for t in toks if re.search(r"(.)\1\1", t))
+    return (vowelless + repeats) / len(toks) > 0.3
+
+
+def says_dont_know(answer: str) -> bool:
+    return bool(DONT_KNOW.match(answer.strip())) or (
+        len(content_stems(answer)) <= 4
+        and bool(re.search(r"\b(?:don'?t know|no idea|not sure|no clue|dunno)\b", answer, re.I))
+    )
+
+
+class IDF:
+    """Inverse document frequency of stems over the bank's reference texts.
+
+    Rare, technical words ("fisher", "bf16") weigh more than "training".
+    """
+
+    def __init__(self, documents: Iterable[str]) -> None:
+        counts: Counter[str] = Counter()
+        n = 0
+        for doc in documents:
+            counts.update(set(content_stems(doc)))
+            n += 1
+        self.n = max(n, 1)
+        self.counts = counts
+
+    def weight(self, term: str) -> float:
+        return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
+
+    def recall(self, point: str, answer_stems: set[str]) -> float:
+        """IDF-weighted share of the point's content stems that the answer contains."""
+        terms = set(content_stems(point))
+        if not terms:
+            return 0.0
+        total = sum(self.weight(t) for t in terms)
+        return sum(self.weight(t) for t in terms if t in answer_stems) / total
