@@ -74,6 +74,11 @@ class AggregationParams(BaseModel):
     max_penalty: float = 3.0
     wrong_number_cap: float = 2.5  # a numeric question with a wrong number scores at most this
     missing_number_cap: float = 3.5
+    # Blend with the whole answer's similarity to the reference (embedded grader only):
+    # score = (1 - w) * rubric score + w * 5 * clip((sim - lo) / (hi - lo), 0, 1)
+    holistic_weight: float = 0.0
+    holistic_lo: float = 0.3
+    holistic_hi: float = 0.8
 
 
 def round_half(x: float) -> float:
@@ -107,6 +112,7 @@ def aggregate(
     misconceptions: list[MisconceptionResult],
     numeric: NumericCheck | None,
     params: AggregationParams,
+    holistic: float | None = None,
 ) -> float:
     """Score 0-5 in half points.
 
@@ -116,6 +122,10 @@ def aggregate(
     2.5
     """
     raw = 5.0 * coverage(results, params) ** params.curve
+    if holistic is not None and params.holistic_weight > 0:
+        span = max(params.holistic_hi - params.holistic_lo, 1e-6)
+        overall = 5.0 * min(1.0, max(0.0, (holistic - params.holistic_lo) / span))
+        raw = (1 - params.holistic_weight) * raw + params.holistic_weight * overall
     raw -= min(params.max_penalty, params.misconception_penalty * len(misconceptions))
     if numeric is not None:
         if numeric.verdict == "incorrect":

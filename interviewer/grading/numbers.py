@@ -89,7 +89,7 @@ def words_to_digits(text: str) -> str:
             run, j, last_word = [], i, i
             while j < len(tokens):
                 t = tokens[j].lower()
-                if t.isspace() or t == "-":
+                if t.isspace() or t == "-" or (t == "," and run and run[-1] in _SCALES):
                     j += 1
                     continue
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):

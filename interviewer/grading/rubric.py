@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -59,11 +59,15 @@ class Calibration(BaseModel):
 
     w_sem: float = 14.0
     w_lex: float = 3.0
+    w_margin: float = 5.0
     bias: float = -9.0
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
     polarity_penalty: float = 0.2  # similarity lost when negation differs
-    misconception: float = 0.75  # credit at or above -> misconception stated
+    m_sem: float = 14.0  # misconception stated when sigmoid(m_sem*sim + m_lex*overlap + m_bias) >= 0.5
+    m_lex: float = 3.0
+    m_margin: float = 10.0
+    m_bias: float = -11.5
     off_topic: float = 0.3  # best span similarity to anything in the rubric below this -> off-topic
     aggregation: AggregationParams = AggregationParams()
 
@@ -72,6 +76,32 @@ class Calibration(BaseModel):
         if path.exists():
             return cls.model_validate(json.loads(path.read_text()))
         return cls()
+
+
+EMPTY_FLAGS = {"empty", "no-answer", "gibberish"}
+
+
+@dataclass
+class Analysis:
+    """Raw evidence for one answer: per item (similarity, overlap, span index)."""
+
+    flags: list[str]
+    numeric: NumericCheck | None
+    spans: list[str] = field(default_factory=list)
+    # (similarity, overlap, span index, margin over the closest misconception, <= 0)
+    key_points: list[tuple[float, float, int, float]] = field(default_factory=list)
+    # (similarity, overlap, span index, margin over the closest key point)
+    misconceptions: list[tuple[float, float, int, float]] = field(default_factory=list)
+    holistic: float = 0.0  # similarity of the whole answer to the reference answer
+
+
+def numbers_agree(phrasings: list[str], span: str) -> bool:
+    """A claim with a number is only stated by a span that says one of its numbers."""
+    claimed = {q.value for p in phrasings for q in extract_quantities(p)}
+    if not claimed:
+        return True
+    said = {q.value for q in extract_quantities(clean(span))}
+    return any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said)
 
 
 def _sigmoid(x: float) -> float:
@@ -96,30 +126,28 @@ class RubricGrader:
 
     # -- the pieces -------------------------------------------------------
 
-    def _match(
-        self, phrasings: list[list[str]], spans: list[Span], span_vecs: np.ndarray, answer_stems: set[str]
-    ) -> list[tuple[float, float, float, int]]:
-        """For each item (a list of phrasings): (credit, similarity, overlap, best span index)."""
-        flat = [p for group in phrasings for p in group]
-        vecs = self.embedder.encode(flat)
-        sims = span_vecs @ vecs.T  # (spans, phrasings)
+    def _similarity(self, groups: list[list[str]], spans: list[Span], span_vecs: np.ndarray) -> np.ndarray:
+        """(items, spans): each span's similarity to the item's closest phrasing.
+
+        A span whose negation differs from the phrasing's loses `polarity_penalty`,
+        so "do not restart from scratch" is far from "restart from scratch".
+        """
+        if not groups:
+            return np.zeros((0, len(spans)), dtype=np.float32)
+        flat = [p for group in groups for p in group]
+        sims = span_vecs @ self.embedder.encode(flat).T  # (spans, phrasings)
         span_neg = np.array([is_negated(s.text) for s in spans])
-        c = self.calibration
-        out = []
+        phrase_neg = np.array([is_negated(p) for p in flat])
+        sims = sims - self.calibration.polarity_penalty * (span_neg[:, None] != phrase_neg[None, :])
+        out = np.empty((len(groups), len(spans)), dtype=np.float32)
         col = 0
-        for group in phrasings:
-            best = (-1.0, 0, 0.0)  # similarity, span, overlap
-            for j, phrase in enumerate(group):
-                neg = is_negated(phrase)
-                column = sims[:, col + j] - c.polarity_penalty * (span_neg != neg)
-                i = int(np.argmax(column))
-                if column[i] > best[0]:
-                    best = (float(column[i]), i, self.idf.recall(phrase, answer_stems))
-            lex = max(self.idf.recall(p, answer_stems) for p in group)
-            credit = _sigmoid(c.w_sem * best[0] + c.w_lex * lex + c.bias)
-            out.append((credit, best[0], lex, best[1]))
+        for g, group in enumerate(groups):
+            out[g] = sims[:, col : col + len(group)].max(axis=1)
             col += len(group)
         return out
+
+    def _overlap(self, group: list[str], answer_stems: set[str]) -> float:
+        return max(self.idf.recall(p, answer_stems) for p in group)
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""
@@ -134,8 +162,8 @@ class RubricGrader:
 
     # -- the grade --------------------------------------------------------
 
-    def grade(self, question: Question, answer: str) -> Grade:
-        t0 = time.perf_counter()
+    def analyze(self, question: Question, answer: str) -> Analysis:
+        """Everything the decision needs, before any threshold is applied."""
         flags: list[str] = []
         text = (answer or "").replace("\x00", " ")
         text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
@@ -147,35 +175,68 @@ class RubricGrader:
             flags.append("injection-ignored")
         cleaned = clean(text)
         rubric = question.rubric
-        numeric: NumericCheck | None = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None
-
-        empty_reason = None
+        numeric = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None
         if not cleaned or not content_stems(cleaned):
-            empty_reason = "empty"
+            flags.append("empty")
         elif says_dont_know(cleaned):
-            empty_reason = "no-answer"
+            flags.append("no-answer")
         elif looks_like_gibberish(cleaned):
-            empty_reason = "gibberish"
-        if empty_reason:
-            flags.append(empty_reason)
-            return self._finish(question, [], [], numeric, flags, t0, zero=True)
-
+            flags.append("gibberish")
+        if set(flags) & EMPTY_FLAGS:
+            return Analysis(flags=flags, numeric=numeric)
         spans = segment(text)
         span_vecs = self.embedder.encode([clean(s.text) or s.text for s in spans])
         answer_stems = set(content_stems(cleaned))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
-        matches = self._match(kp_groups + mc_groups, spans, span_vecs, answer_stems)
-        kp_matches, mc_matches = matches[: len(kp_groups)], matches[len(kp_groups) :]
+        kp_sims = self._similarity(kp_groups, spans, span_vecs)
+        mc_sims = self._similarity(mc_groups, spans, span_vecs)
+        key_points = []
+        for row, group in zip(kp_sims, kp_groups, strict=True):
+            i = int(row.argmax())
+            # a span closer to a wrong claim than to this point does not cover it
+            rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
+            margin = min(0.0, float(row[i]) - rival)
+            key_points.append((float(row[i]), self._overlap(group, answer_stems), i, margin))
+        misconceptions = []
+        for row, group in zip(mc_sims, mc_groups, strict=True):
+            i = int(row.argmax())
+            sim = float(row[i])
+            if not numbers_agree(group, spans[i].text):
+                sim = 0.0  # "7 GB" is not stated by a span that says "14 GB"
+            # margin: how much closer the span is to the wrong claim than to any right one
+            margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
+            # overlap within the matched span only: a claim is stated in one place
+            span_stems = set(content_stems(clean(spans[i].text)))
+            misconceptions.append((sim, self._overlap(group, span_stems), i, margin))
+        ref_vec, answer_vec = self.embedder.encode([question.reference, cleaned[:2000]])
+        return Analysis(
+            flags=flags,
+            numeric=numeric,
+            spans=[s.text for s in spans],
+            key_points=key_points,
+            misconceptions=misconceptions,
+            holistic=float(ref_vec @ answer_vec),
+        )
 
+    def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
+        """Thresholds and aggregation: the only place calibration constants are used."""
+        t0 = time.perf_counter() if t0 is None else t0
         c = self.calibration
+        flags = list(a.flags)
+        if set(flags) & EMPTY_FLAGS:
+            return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
         results = []
         numeric_idx = self._numeric_point(question)
-        for i, (kp, (credit, _sim, _lex, span_i)) in enumerate(zip(rubric.key_points, kp_matches, strict=True)):
-            evidence = spans[span_i].text
-            if i == numeric_idx and numeric is not None:
-                credit = 1.0 if numeric.verdict == "correct" else min(credit, 0.25)
-                evidence = numeric.found_text if numeric.verdict == "correct" else evidence
+        for i, (kp, (sim, lex, span_i, margin)) in enumerate(
+            zip(question.key_points, a.key_points, strict=True)
+        ):
+            credit = _sigmoid(c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.bias)
+            evidence = a.spans[span_i]
+            if i == numeric_idx and a.numeric is not None:
+                correct = a.numeric.verdict == "correct"
+                credit = 1.0 if correct else min(credit, 0.25)
+                evidence = a.numeric.found_text if correct else evidence
             status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
             results.append(
                 KeyPointResult(
@@ -187,15 +248,19 @@ class RubricGrader:
                 )
             )
         stated = [
-            MisconceptionResult(text=m.text, evidence=spans[span_i].text)
-            for m, (credit, _s, _l, span_i) in zip(rubric.misconceptions, mc_matches, strict=True)
-            if credit >= c.misconception
+            MisconceptionResult(text=m.text, evidence=a.spans[span_i])
+            for m, (sim, lex, span_i, margin) in zip(question.rubric.misconceptions, a.misconceptions, strict=True)
+            if _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias) >= 0.5
         ]
-        best_sim = max((sim for _c, sim, _l, _i in matches), default=0.0)
-        if best_sim < c.off_topic and not (numeric and numeric.verdict == "correct"):
+        best_sim = max((kp[0] for kp in a.key_points), default=0.0)
+        if best_sim < c.off_topic and not (a.numeric and a.numeric.verdict == "correct"):
             flags.append("off-topic")
-            return self._finish(question, results, stated, numeric, flags, t0, zero=True)
-        return self._finish(question, results, stated, numeric, flags, t0)
+            return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
+        return self._finish(question, results, stated, a.numeric, flags, t0, holistic=a.holistic)
+
+    def grade(self, question: Question, answer: str) -> Grade:
+        t0 = time.perf_counter()
+        return self.decide(question, self.analyze(question, answer), t0)
 
     def _finish(
         self,
@@ -207,6 +272,7 @@ class RubricGrader:
         t0: float,
         *,
         zero: bool = False,
+        holistic: float | None = None,
     ) -> Grade:
         if not results:
             results = [
@@ -214,7 +280,9 @@ class RubricGrader:
             ]
         if zero:
             results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
-        score = 0.0 if zero else aggregate(results, stated, numeric, self.calibration.aggregation)
+        score = 0.0 if zero else aggregate(
+            results, stated, numeric, self.calibration.aggregation, holistic=holistic
+        )
         return Grade(
             score=score,
             key_points=results,
@@ -269,5 +337,3 @@ def write_feedback(
         parts.append("Instructions addressed to the grader were ignored.")
     return " ".join(parts) or "Complete answer."
 
-
-_WS = re.compile(r"\s+")

@@ -82,7 +82,8 @@ def words(text: str) -> list[str]:
 
 
 def content_stems(text: str) -> list[str]:
-    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1]
+    # single digits stay: "stage 1" and "stage 3" are different claims
+    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def looks_like_gibberish(answer: str) -> bool:
     if not toks:
         return True
     vowelless = sum(1 for t in toks if t.isalpha() and len(t) > 3 and not re.search(r"[aeiouy]", t, re.I))
-    repeats = sum(1 for t in toks if re.search(r"(.)\1\1", t))
+    repeats = sum(1 for t in toks if t.isalpha() and re.search(r"(.)\1\1", t))
     return (vowelless + repeats) / len(toks) > 0.3
 
 

@@ -1,0 +1,125 @@
+"""Fit the embedded grader's constants on the calibration split, once.
+
+    python evals/calibrate.py            # writes interviewer/grading/calibration.json
+
+What is fitted, in order (nothing here sees the held-out split):
+1. key-point credit: logistic regression of the expert's key-point labels
+   (covered = 1, partial = 0.5, missed = 0) on (embedding similarity, word overlap);
+2. misconception detector: the same on the expert's misconception labels;
+3. the covered / partial thresholds on that credit (best status agreement);
+4. the aggregator (curve, misconception penalty, number caps) and the off-topic
+   threshold, by coordinate search for the best quadratic weighted kappa.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from scipy.optimize import minimize
+
+from interviewer.bank import load_bank
+from interviewer.evaluation import load_answers, quadratic_weighted_kappa
+from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Calibration, RubricGrader
+from interviewer.settings import load_settings
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, pos_weight: float = 1.0, l2: float = 1e-3) -> np.ndarray:
+    """[weights..., bias] minimising weighted cross-entropy with soft labels."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    w = np.where(y > 0, pos_weight, 1.0)
+
+    def loss(theta: np.ndarray) -> float:
+        z = xb @ theta
+        p = 1 / (1 + np.exp(-z))
+        eps = 1e-9
+        ce = -(w * (y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps))).mean()
+        return float(ce + l2 * (theta[:-1] ** 2).sum())
+
+    start = np.concatenate([np.full(x.shape[1], 2.0), [-4.0]])
+    return minimize(loss, start, method="L-BFGS-B").x
+
+
+def main() -> int:
+    settings = load_settings()
+    bank = load_bank(settings)
+    answers = load_answers(split="calibration")
+    grader = RubricGrader(settings, Calibration())
+    print(f"analysing {len(answers)} calibration answers...", file=sys.stderr)
+    analyses = [grader.analyze(bank.get(a.question_id), a.answer) for a in answers]
+
+    kx, ky, mx, my = [], [], [], []
+    for a, an in zip(answers, analyses, strict=True):
+        if set(an.flags) & EMPTY_FLAGS:
+            continue
+        for i, (sim, lex, _span, margin) in enumerate(an.key_points):
+            kx.append((sim, lex, margin))
+            ky.append(1.0 if i in a.covers else 0.5 if i in a.partial else 0.0)
+        for i, (sim, lex, _span, margin) in enumerate(an.misconceptions):
+            mx.append((sim, lex, margin))
+            my.append(1.0 if i in a.misconceptions else 0.0)
+    w_sem, w_lex, w_margin, bias = fit_logistic(np.array(kx), np.array(ky))
+    mx_arr, my_arr = np.array(mx), np.array(my)
+    m_sem, m_lex, m_margin, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
+    print(f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr)
+
+    # 3. thresholds on the fitted credit
+    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin] + bias)))
+    gold = np.array(ky)
+    best = (-1.0, 0.6, 0.3)
+    for cov in np.arange(0.40, 0.86, 0.025):
+        for par in np.arange(0.10, cov - 0.1, 0.025):  # keep a visible "partial" band
+            pred = np.where(credit >= cov, 1.0, np.where(credit >= par, 0.5, 0.0))
+            agree = float((pred == gold).mean())
+            if agree > best[0]:
+                best = (agree, float(cov), float(par))
+    print(f"status agreement {best[0]:.3f} at covered>={best[1]:.3f}, partial>={best[2]:.3f}", file=sys.stderr)
+
+    cal = Calibration(
+        w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), bias=float(bias),
+        m_sem=float(m_sem), m_lex=float(m_lex), m_margin=float(m_margin), m_bias=float(m_bias),
+        covered=best[1], partial=best[2],
+    )  # fmt: skip
+    questions = [bank.get(a.question_id) for a in answers]
+    expert = [a.expert_score for a in answers]
+
+    def qwk(c: Calibration) -> float:
+        g = RubricGrader(settings, c)
+        g.embedder = grader.embedder
+        return quadratic_weighted_kappa(expert, [g.decide(q, an).score for q, an in zip(questions, analyses, strict=True)])
+
+    # 4. coordinate search over the aggregator and the off-topic threshold
+    # Parameters searched together where they interact (penalty x detector bias).
+    base_m_bias = cal.m_bias
+    grid: dict[tuple[str, ...], list[tuple[float, ...]]] = {
+        ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
+        ("misconception_penalty", "m_bias"): [
+            (p, base_m_bias + b) for p in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5) for b in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
+        ],
+        ("wrong_number_cap",): [(v,) for v in (1.5, 2.0, 2.5, 3.0, 5.0)],
+        ("missing_number_cap",): [(v,) for v in (2.0, 2.5, 3.0, 3.5, 5.0)],
+        ("off_topic",): [(v,) for v in (0.2, 0.25, 0.3, 0.35, 0.4)],
+        ("holistic_weight", "holistic_lo", "holistic_hi"): [
+            (w, lo, hi) for w in (0.0, 0.2, 0.35, 0.5) for lo in (0.2, 0.3, 0.4) for hi in (0.7, 0.8, 0.9)
+        ],
+    }
+    score = qwk(cal)
+    for _ in range(2):
+        for names, options in grid.items():
+            for values in options:
+                trial = cal.model_copy(deep=True)
+                for name, v in zip(names, values, strict=True):
+                    target = trial if hasattr(trial, name) else trial.aggregation
+                    setattr(target, name, v)
+                s = qwk(trial)
+                if s > score + 1e-6:
+                    score, cal = s, trial
+    print(f"calibration-split QWK after fitting: {score:.3f}", file=sys.stderr)
+    CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
+    print(json.dumps(cal.model_dump(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
