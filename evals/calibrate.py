@@ -62,7 +62,9 @@ def main() -> int:
     w_sem, w_lex, w_margin, bias = fit_logistic(np.array(kx), np.array(ky))
     mx_arr, my_arr = np.array(mx), np.array(my)
     m_sem, m_lex, m_margin, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
-    print(f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr)
+    print(
+        f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr
+    )
 
     # 3. thresholds on the fitted credit
     credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin] + bias)))
@@ -74,7 +76,9 @@ def main() -> int:
             agree = float((pred == gold).mean())
             if agree > best[0]:
                 best = (agree, float(cov), float(par))
-    print(f"status agreement {best[0]:.3f} at covered>={best[1]:.3f}, partial>={best[2]:.3f}", file=sys.stderr)
+    print(
+        f"status agreement {best[0]:.3f} at covered>={best[1]:.3f}, partial>={best[2]:.3f}", file=sys.stderr
+    )
 
     cal = Calibration(
         w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), bias=float(bias),
@@ -87,7 +91,9 @@ def main() -> int:
     def qwk(c: Calibration) -> float:
         g = RubricGrader(settings, c)
         g.embedder = grader.embedder
-        return quadratic_weighted_kappa(expert, [g.decide(q, an).score for q, an in zip(questions, analyses, strict=True)])
+        return quadratic_weighted_kappa(
+            expert, [g.decide(q, an).score for q, an in zip(questions, analyses, strict=True)]
+        )
 
     # 4. coordinate search over the aggregator and the off-topic threshold
     # Parameters searched together where they interact (penalty x detector bias).
@@ -95,7 +101,9 @@ def main() -> int:
     grid: dict[tuple[str, ...], list[tuple[float, ...]]] = {
         ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
         ("misconception_penalty", "m_bias"): [
-            (p, base_m_bias + b) for p in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5) for b in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
+            (p, base_m_bias + b)
+            for p in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)
+            for b in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
         ],
         ("wrong_number_cap",): [(v,) for v in (1.5, 2.0, 2.5, 3.0, 5.0)],
         ("missing_number_cap",): [(v,) for v in (2.0, 2.5, 3.0, 3.5, 5.0)],

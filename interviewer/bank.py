@@ -45,8 +45,7 @@ class Bank:
             return self.by_id[question_id]
         except KeyError:
             raise QuestionNotFound(
-                f"No question with id {question_id!r}. "
-                "List ids with `interviewer questions`."
+                f"No question with id {question_id!r}. List ids with `interviewer questions`."
             ) from None
 
     def concept_of(self, question_id: str) -> str:
@@ -88,9 +87,7 @@ def read_rubric_file(path: Path) -> RubricFile:
     try:
         return RubricFile.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise BankError(f"{path}: {problems}") from exc
 
 
@@ -160,8 +157,7 @@ def load_bundled(corpus_dir: Path) -> list[Question]:
         if stray:
             raise BankError(f"{rubric_path}: questions {stray} do not exist in {path.name}")
         out.extend(
-            _build_question(doc, p, entries.get(f"{doc}-{p.number:02d}"), str(rubric_path))
-            for p in parsed
+            _build_question(doc, p, entries.get(f"{doc}-{p.number:02d}"), str(rubric_path)) for p in parsed
         )
     return out
 

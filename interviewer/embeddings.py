@@ -68,7 +68,7 @@ class Embedder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_embedding_dimension())
+        return int(self.model.get_embedding_dimension() or 384)
 
     def encode(self, texts: list[str], *, cache: bool = True) -> np.ndarray:
         """(len(texts), dim) float32, unit-normalised rows."""
@@ -79,9 +79,7 @@ class Embedder:
         if todo:
             model = self.model
             with self._lock:  # the torch model is not re-entrant across threads
-                vecs = model.encode(
-                    todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-                )
+                vecs = model.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
             fresh = dict(zip(todo, np.asarray(vecs, dtype=np.float32), strict=True))
             if cache:
                 with self._lock:

@@ -162,7 +162,9 @@ def number_to_words(n: int) -> str:
     for scale, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand"), (100, "hundred")):
         if n >= scale:
             rest = n % scale
-            return number_to_words(n // scale) + " " + name + ("" if rest == 0 else " " + number_to_words(rest))
+            return (
+                number_to_words(n // scale) + " " + name + ("" if rest == 0 else " " + number_to_words(rest))
+            )
     return str(n)
 
 
@@ -254,7 +256,9 @@ def evaluate(
     # invariance
     by_id = {a.id: s for a, s in zip(answers, scores, strict=True)}
     para = [abs(by_id[a.id] - by_id[a.paraphrase_of]) for a in answers if a.paraphrase_of in by_id]
-    spoken_src = [(a, s) for a, s in zip(answers, scores, strict=True) if a.tier not in ("empty", "injection")]
+    spoken_src = [
+        (a, s) for a, s in zip(answers, scores, strict=True) if a.tier not in ("empty", "injection")
+    ]
     noisy = [
         abs(grader.grade(bank.get(a.question_id), transcription_noise(a.answer, seed=i)).score - s)
         for i, (a, s) in enumerate(spoken_src)
@@ -262,7 +266,9 @@ def evaluate(
 
     # injection: the writers' injection answers must not beat the expert, and appending an
     # instruction to any content answer must not raise its grade
-    inj_tier = [s <= a.expert_score + 0.5 for a, s in zip(answers, scores, strict=True) if a.tier == "injection"]
+    inj_tier = [
+        s <= a.expert_score + 0.5 for a, s in zip(answers, scores, strict=True) if a.tier == "injection"
+    ]
     inj_added = [
         grader.grade(bank.get(a.question_id), a.answer + INJECTION_SUFFIX).score <= s
         for a, s in zip(answers, scores, strict=True)
@@ -334,9 +340,13 @@ def markdown_table(result: dict[str, object]) -> str:
         lines.append(f"| {label} | {shown} | {target} |")
     lines.append(f"| MAE / within 0.5 | {result['mae']} / {result['within_half_point']} | |")
     lines.append("")
-    lines.append("Mean grader-minus-expert by tier: " + ", ".join(
-        f"{t} {v:+}" for t, v in result["bias_by_tier"].items()  # type: ignore[union-attr]
-    ))
+    lines.append(
+        "Mean grader-minus-expert by tier: "
+        + ", ".join(
+            f"{t} {v:+}"
+            for t, v in result["bias_by_tier"].items()  # type: ignore[attr-defined]
+        )
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -50,9 +50,7 @@ def parse_teasers(text: str, file: str) -> list[ParsedQuestion]:
             continue
         sentences = _SENTENCE_END.split(para)
         signal = " ".join(
-            s
-            for s in sentences
-            if re.search(r"\b(signal|reward|want|matters|counts|grade)\b", s, re.I)
+            s for s in sentences if re.search(r"\b(signal|reward|want|matters|counts|grade)\b", s, re.I)
         )
         out.append(
             ParsedQuestion(

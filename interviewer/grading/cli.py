@@ -38,7 +38,9 @@ def resolve_question(
     if reference is not None:
         return make_user_question(question or "", reference)
     if not question or not question.strip():
-        raise BadInput("Give --question-id ID, or --question TEXT (with --reference TEXT if it is not in the bank).")
+        raise BadInput(
+            "Give --question-id ID, or --question TEXT (with --reference TEXT if it is not in the bank)."
+        )
     from ..store import Store
 
     store = Store(settings)
@@ -56,7 +58,9 @@ def resolve_question(
 def print_grade(question: Question, grade: Grade) -> None:
     marks = {"covered": "+", "partial": "~", "missed": "-"}
     print(f"{question.id}: {question.question}")
-    print(f"score {grade.score:g}/5  ({grade.grader.grader} {grade.grader.version}, {grade.latency_ms:.0f} ms)")
+    print(
+        f"score {grade.score:g}/5  ({grade.grader.grader} {grade.grader.version}, {grade.latency_ms:.0f} ms)"
+    )
     for kp in grade.key_points:
         core = "" if kp.core else " (optional)"
         quote = f'  <- "{kp.evidence}"' if kp.evidence else ""

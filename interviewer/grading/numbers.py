@@ -86,7 +86,8 @@ def words_to_digits(text: str) -> str:
     while i < len(tokens):
         low = tokens[i].lower()
         if low in _UNITS or low in _TENS or (low in _SCALES and out and out[-1].strip()[-1:].isdigit()):
-            run, j, last_word = [], i, i
+            run: list[str] = []
+            j, last_word = i, i
             while j < len(tokens):
                 t = tokens[j].lower()
                 if t.isspace() or t == "-" or (t == "," and run and run[-1] in _SCALES):
@@ -188,10 +189,7 @@ def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
         err = abs(value - target.value)
         if best is None or err < best[0]:
             best = (err, q, value)
-    if best is None:
-        verdict = "missing"
-    else:
-        verdict = "correct" if target.accepts(best[2]) else "incorrect"
+    verdict = "missing" if best is None else "correct" if target.accepts(best[2]) else "incorrect"
     return NumericCheck(
         target=target.value,
         unit=target.unit,

@@ -185,7 +185,9 @@ class RubricGrader:
         if set(flags) & EMPTY_FLAGS:
             return Analysis(flags=flags, numeric=numeric)
         spans = segment(text)
-        span_vecs = self.embedder.encode([clean(s.text) or s.text for s in spans])
+        # one batch: every span plus the whole answer (for the holistic similarity)
+        vecs = self.embedder.encode([clean(s.text) or s.text for s in spans] + [cleaned[:2000]])
+        span_vecs, answer_vec = vecs[:-1], vecs[-1]
         answer_stems = set(content_stems(cleaned))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
@@ -209,7 +211,7 @@ class RubricGrader:
             # overlap within the matched span only: a claim is stated in one place
             span_stems = set(content_stems(clean(spans[i].text)))
             misconceptions.append((sim, self._overlap(group, span_stems), i, margin))
-        ref_vec, answer_vec = self.embedder.encode([question.reference, cleaned[:2000]])
+        ref_vec = self.embedder.encode([question.reference])[0]
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -249,7 +251,9 @@ class RubricGrader:
             )
         stated = [
             MisconceptionResult(text=m.text, evidence=a.spans[span_i])
-            for m, (sim, lex, span_i, margin) in zip(question.rubric.misconceptions, a.misconceptions, strict=True)
+            for m, (sim, lex, span_i, margin) in zip(
+                question.rubric.misconceptions, a.misconceptions, strict=True
+            )
             if _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias) >= 0.5
         ]
         best_sim = max((kp[0] for kp in a.key_points), default=0.0)
@@ -280,8 +284,10 @@ class RubricGrader:
             ]
         if zero:
             results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
-        score = 0.0 if zero else aggregate(
-            results, stated, numeric, self.calibration.aggregation, holistic=holistic
+        score = (
+            0.0
+            if zero
+            else aggregate(results, stated, numeric, self.calibration.aggregation, holistic=holistic)
         )
         return Grade(
             score=score,
@@ -336,4 +342,3 @@ def write_feedback(
     if "injection-ignored" in flags:
         parts.append("Instructions addressed to the grader were ignored.")
     return " ".join(parts) or "Complete answer."
-

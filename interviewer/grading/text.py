@@ -98,10 +98,12 @@ _SENT_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
 
 
-def segment(answer: str, window: int = 12, max_spans: int = 160) -> list[Span]:
-    """Sentences, their clauses, and overlapping word windows of the answer.
+def segment(answer: str, window: int = 14, max_spans: int = 120) -> list[Span]:
+    """Sentences, clauses of longer sentences, and word windows of run-on ones.
 
-    Windows catch points inside run-on transcripts that have no punctuation.
+    Each span costs one embedding, so clauses are taken only from sentences
+    of more than 12 words and windows only from sentences of more than 30
+    (run-on transcripts with no punctuation).
     """
     spans: list[Span] = []
     pos = 0
@@ -110,23 +112,21 @@ def segment(answer: str, window: int = 12, max_spans: int = 160) -> list[Span]:
         if start < 0 or not piece.strip():
             continue
         pos = start + len(piece)
-        sentence = Span(piece.strip(), start, pos, "sentence")
-        spans.append(sentence)
-        cpos = 0
-        parts = _CLAUSE.split(piece)
-        if len(parts) > 1:
-            for part in parts:
+        spans.append(Span(piece.strip(), start, pos, "sentence"))
+        n_words = len(piece.split())
+        if n_words > 12:
+            cpos = 0
+            parts = _CLAUSE.split(piece)
+            for part in parts if len(parts) > 1 else []:
                 cstart = piece.find(part, cpos)
                 cpos = cstart + len(part)
-                if len(words(part)) >= 3:
+                if len(words(part)) >= 4:
                     spans.append(Span(part.strip(), start + cstart, start + cpos, "clause"))
-        tokens = list(re.finditer(r"\S+", piece))
-        if len(tokens) > window * 1.5:
+        if n_words > 30:
+            tokens = list(re.finditer(r"\S+", piece))
             step = window // 2
-            for i in range(0, len(tokens) - window + step, step):
+            for i in range(0, len(tokens) - step, step):
                 chunk = tokens[i : i + window]
-                if not chunk:
-                    break
                 s, e = chunk[0].start(), chunk[-1].end()
                 spans.append(Span(piece[s:e], start + s, start + e, "window"))
     unique = list({(s.start, s.end): s for s in spans}.values())

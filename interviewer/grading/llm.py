@@ -1,0 +1,188 @@
+"""The LLM grader: per-key-point verdicts with quoted evidence, from any LLM backend.
+
+The model is asked for JSON (schema-constrained where the backend supports
+it), at temperature 0, with the answer fenced as data. Its reply is validated
+with pydantic; a verdict whose evidence is not found in the answer is
+rejected (the point counts as missed). The score is computed by the shared
+aggregator from the verdicts, never taken from the model. Numbers are checked
+deterministically, as in the embedded grader. Empty, "don't know" and
+gibberish answers never reach the model.
+
+On any failure (server down, timeout, invalid JSON twice) it falls back to the
+embedded grader and the Grade says so in `grader.fallback` and `flags`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InterviewerError, InvalidModelReply
+from ..llm import LLMBackend
+from ..schema import Question
+from .grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
+from .numbers import check_numeric
+from .prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
+from .rubric import EMPTY_FLAGS, RubricGrader, pick_follow_up, write_feedback
+from .text import clean
+
+VERSION = "llm-1"
+
+
+class PointVerdict(BaseModel):
+    index: int
+    status: Literal["covered", "partial", "missed"]
+    evidence: str = ""
+
+
+class MisconceptionVerdict(BaseModel):
+    index: int
+    evidence: str = ""
+
+
+class Verdicts(BaseModel):
+    key_points: list[PointVerdict]
+    misconceptions: list[MisconceptionVerdict] = []
+
+
+SCHEMA = Verdicts.model_json_schema()
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def evidence_in_answer(evidence: str, answer: str, min_ratio: float = 0.85) -> bool:
+    """Is the quoted evidence really in the answer (verbatim up to case, punctuation, small slips)?
+
+    >>> evidence_in_answer("clip at 1.0", "You should Clip at 1.0, always.")
+    True
+    >>> evidence_in_answer("restart from scratch", "roll back to a checkpoint")
+    False
+    """
+    ev, ans = _norm(evidence), _norm(answer)
+    if not ev:
+        return False
+    if ev in ans:
+        return True
+    match = SequenceMatcher(None, ans, ev, autojunk=False).find_longest_match(0, len(ans), 0, len(ev))
+    return match.size / len(ev) >= min_ratio
+
+
+class LLMGrader:
+    name = "llm"
+
+    def __init__(self, backend: LLMBackend, fallback: RubricGrader, max_attempts: int = 2) -> None:
+        self.backend = backend
+        self.fallback = fallback
+        self.max_attempts = max_attempts
+        self.rejections: list[str] = []  # what validation caught, for reports
+
+    def _messages(self, question: Question, answer: str) -> list[dict[str, str]]:
+        fenced = answer.replace("</answer>", "< /answer>").replace("<answer>", "< answer>")
+        user = GRADER_USER.format(
+            question=question.question,
+            reference=question.reference,
+            key_points="\n".join(f"{i}. {kp.text}" for i, kp in enumerate(question.key_points)),
+            misconceptions="\n".join(f"{i}. {m.text}" for i, m in enumerate(question.rubric.misconceptions))
+            or "(none)",
+            answer=fenced[:8000],
+        )
+        return [{"role": "system", "content": GRADER_SYSTEM}, {"role": "user", "content": user}]
+
+    def _ask(self, question: Question, answer: str) -> Verdicts:
+        messages = self._messages(question, answer)
+        problem = ""
+        for _ in range(self.max_attempts):
+            reply = self.backend.complete(
+                messages,
+                json_schema=SCHEMA if self.backend.supports_schema else None,
+                max_tokens=700,
+                temperature=0.0,
+            )
+            try:
+                verdicts = Verdicts.model_validate(json.loads(reply))
+                n = len(question.key_points)
+                if sorted({v.index for v in verdicts.key_points}) != list(range(n)):
+                    raise ValueError(f"expected one verdict for each key point 0..{n - 1}")
+                return verdicts
+            except (json.JSONDecodeError, ValidationError, ValueError) as exc:
+                problem = f"{exc.__class__.__name__}: {str(exc)[:200]}"
+                self.rejections.append(problem)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply[:2000]},
+                    {"role": "user", "content": GRADER_RETRY.format(problem=problem)},
+                ]
+        raise InvalidModelReply(f"the model's grading reply was invalid ({problem})")
+
+    def grade(self, question: Question, answer: str) -> Grade:
+        t0 = time.perf_counter()
+        analysis = self.fallback.analyze(question, answer)  # cheap gates + numbers
+        if set(analysis.flags) & EMPTY_FLAGS:
+            grade = self.fallback.decide(question, analysis, t0)
+            return grade.model_copy(update={"grader": self._provenance()})
+        try:
+            verdicts = self._ask(question, answer)
+        except InterviewerError as exc:
+            grade = self.fallback.decide(question, analysis, t0)
+            return grade.model_copy(
+                update={
+                    "flags": [*grade.flags, "llm-fallback"],
+                    "grader": self._provenance(fallback=str(exc)),
+                }
+            )
+        results = []
+        rejected = 0
+        by_index = {v.index: v for v in verdicts.key_points}
+        for i, kp in enumerate(question.key_points):
+            v = by_index[i]
+            status, evidence = v.status, v.evidence.strip()
+            if status != "missed" and not evidence_in_answer(evidence, answer):
+                rejected += 1
+                self.rejections.append(f"evidence not in answer: {evidence[:80]!r}")
+                status, evidence = "missed", ""
+            credit = {"covered": 1.0, "partial": 0.5, "missed": 0.0}[status]
+            results.append(
+                KeyPointResult(
+                    text=kp.text, core=kp.core, status=status, evidence=evidence, confidence=credit
+                )
+            )
+        stated = []
+        for m in verdicts.misconceptions:
+            if 0 <= m.index < len(question.rubric.misconceptions) and evidence_in_answer(m.evidence, answer):
+                stated.append(
+                    MisconceptionResult(
+                        text=question.rubric.misconceptions[m.index].text, evidence=m.evidence
+                    )
+                )
+        numeric = check_numeric(clean(answer), question.rubric.numeric) if question.rubric.numeric else None
+        flags = [f for f in analysis.flags if f not in EMPTY_FLAGS]
+        if rejected:
+            flags.append(f"evidence-rejected:{rejected}")
+        params = self.fallback.calibration.aggregation
+        return Grade(
+            score=aggregate(results, stated, numeric, params),
+            key_points=results,
+            misconceptions=stated,
+            numeric=numeric,
+            flags=flags,
+            feedback=write_feedback(results, stated, numeric, flags),
+            follow_up=pick_follow_up(results),
+            grader=self._provenance(),
+            latency_ms=round((time.perf_counter() - t0) * 1000, 2),
+        )
+
+    def _provenance(self, fallback: str | None = None) -> Provenance:
+        return Provenance(
+            grader=self.name,
+            version=VERSION,
+            model=f"{self.backend.name}:{self.backend.model}",
+            prompt_hash=prompt_hash(),
+            fallback=fallback,
+        )
