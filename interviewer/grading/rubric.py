@@ -97,11 +97,12 @@ class Analysis:
 
 def numbers_agree(phrasings: list[str], span: str) -> bool:
     """A claim with a number is only stated by a span that says one of its numbers."""
-    claimed = {q.value for p in phrasings for q in extract_quantities(p)}
-    if not claimed:
-        return True
     said = {q.value for q in extract_quantities(clean(span))}
-    return any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said)
+    for phrase in phrasings:
+        claimed = {q.value for q in extract_quantities(phrase)}
+        if not claimed or any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said):
+            return True
+    return False
 
 
 def _sigmoid(x: float) -> float:
@@ -208,9 +209,14 @@ class RubricGrader:
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB"
             # margin: how much closer the span is to the wrong claim than to any right one
             margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
-            # overlap within the matched span only: a claim is stated in one place
+            # overlap within the matched span only: a claim is stated in one place,
+            # and a span that negates the claim ("it needs no loss scaling") shares
+            # its words without stating it
             span_stems = set(content_stems(clean(spans[i].text)))
-            misconceptions.append((sim, self._overlap(group, span_stems), i, margin))
+            lex = self._overlap(group, span_stems)
+            if is_negated(spans[i].text) != is_negated(group[0]):
+                lex = 0.0
+            misconceptions.append((sim, lex, i, margin))
         ref_vec = self.embedder.encode([question.reference])[0]
         return Analysis(
             flags=flags,

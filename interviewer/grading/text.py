@@ -52,7 +52,7 @@ DONT_KNOW = re.compile(
 
 def clean(text: str) -> str:
     """Fillers out, spoken numbers to digits, whitespace folded."""
-    text = FILLERS.sub("", text)
+    text = FILLERS.sub("", text.replace("’", "'").replace("‘", "'"))
     text = words_to_digits(text)
     return re.sub(r"\s+", " ", text).strip()
 
@@ -137,7 +137,7 @@ def segment(answer: str, window: int = 14, max_spans: int = 120) -> list[Span]:
 
 
 def is_negated(text: str) -> bool:
-    return bool(NEGATION.search(text))
+    return bool(NEGATION.search(text.replace("’", "'")))
 
 
 def injection_sentences(answer: str) -> list[str]:

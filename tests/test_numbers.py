@@ -1,0 +1,52 @@
+"""Numbers in answers: spoken forms, units, tolerance."""
+
+from __future__ import annotations
+
+import pytest
+
+from interviewer.grading.numbers import check_numeric, extract_quantities, words_to_digits
+from interviewer.schema import NumericTarget
+
+
+@pytest.mark.parametrize(
+    ("spoken", "digits"),
+    [
+        ("two point three", "2.3"),
+        ("seven point five e minus five", "7.5e-5"),
+        ("sixteen million seven hundred eighty one thousand three hundred twelve", "16781312"),
+        ("Sixteen million, seven hundred eighty-one thousand, three hundred twelve", "16781312"),
+        ("a hundred and twelve", "112"),
+        ("ten to the minus eight", "1e-8"),
+        ("41 point six seven", "41.67"),
+        ("three, four", "3, 4"),  # a list, not 34 or 7
+    ],
+)
+def test_spoken_numbers_become_digits(spoken: str, digits: str) -> None:
+    assert words_to_digits(spoken) == digits
+
+
+def test_quantities_carry_multipliers_and_units() -> None:
+    found = [(q.value, q.unit) for q in extract_quantities("7B params, 14 GB, 2,500 seconds, 4x, 10%")]
+    assert found == [(7e9, "parameters"), (14.0, "GB"), (2500.0, "minutes"), (4.0, "x"), (10.0, "%")]
+
+
+GB = NumericTarget(value=112, unit="GB", tolerance=1)
+MINUTES = NumericTarget(value=41.67, unit="minutes", tolerance=0.5)
+
+
+@pytest.mark.parametrize(
+    ("answer", "target", "verdict"),
+    [
+        ("about 112 GB before activations", GB, "correct"),
+        ("a hundred and twelve gigabytes", GB, "correct"),
+        ("roughly 104.3 GiB", GB, "correct"),  # 104.3 GiB = 112 GB
+        ("112 GiB", GB, "incorrect"),  # 120 GB: the unit matters
+        ("14 GB", GB, "incorrect"),
+        ("it depends on the optimizer", GB, "missing"),
+        ("2,500 seconds, so forty one point seven minutes", MINUTES, "correct"),
+        ("2500 s", MINUTES, "correct"),  # converted to minutes
+        ("25 minutes", MINUTES, "incorrect"),
+    ],
+)
+def test_numeric_check_converts_units_within_tolerance(answer: str, target: NumericTarget, verdict: str) -> None:
+    assert check_numeric(answer, target).verdict == verdict
