@@ -17,7 +17,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """INTERVIEWER_HOME points at a fresh folder for every test."""
     home = tmp_path / "home"
     monkeypatch.setenv("INTERVIEWER_HOME", str(home))
-    for var in ("INTERVIEWER_CHROMA_URL", "INTERVIEWER_CHECKPOINT_URL", "INTERVIEWER_LLM_BASE_URL", "OPENAI_API_KEY"):
+    for var in (
+        "INTERVIEWER_CHROMA_URL",
+        "INTERVIEWER_CHECKPOINT_URL",
+        "INTERVIEWER_LLM_BASE_URL",
+        "OPENAI_API_KEY",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 
