@@ -40,6 +40,7 @@ def make_sqlite_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:
 
 def make_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
     try:
+        import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import OperationalError
         from psycopg.rows import dict_row
@@ -49,6 +50,10 @@ def make_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
             "INTERVIEWER_CHECKPOINT_URL is set but the Postgres checkpointer is not installed: "
             "`pip install 'interviewer[postgres]'`, or unset the variable to use SQLite."
         ) from exc
+    try:  # one direct connection first: a dead server fails now, not after the pool's retries
+        psycopg.connect(url, connect_timeout=5).close()
+    except OperationalError as exc:
+        raise _unreachable(exc) from exc
     pool: ConnectionPool[Any] = ConnectionPool(
         url,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
@@ -62,11 +67,16 @@ def make_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
         saver.setup()  # idempotent: creates or migrates the tables
     except (OperationalError, PoolTimeout) as exc:
         pool.close()
-        raise BackendUnavailable(
-            f"Cannot reach the Postgres checkpoint database ({exc.__class__.__name__}: {exc}). "
-            "Check INTERVIEWER_CHECKPOINT_URL and that the server is running, or unset it to use SQLite."
-        ) from exc
+        raise _unreachable(exc) from exc
     return saver
+
+
+def _unreachable(exc: Exception) -> BackendUnavailable:
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return BackendUnavailable(
+        f"Cannot reach the Postgres checkpoint database ({exc.__class__.__name__}: {first_line}). "
+        "Check INTERVIEWER_CHECKPOINT_URL and that the server is running, or unset it to use SQLite."
+    )
 
 
 def make_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:

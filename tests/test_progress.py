@@ -1,0 +1,231 @@
+"""Progress store, checkpointers and adaptive practice across sessions."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from interviewer.checkpoint import close_checkpointer, make_checkpointer
+from interviewer.context import Services
+from interviewer.errors import BadInput, StorageError
+from interviewer.progress import ProgressStore
+from interviewer.session import SessionManager, SessionOptions
+from interviewer.settings import load_settings
+from interviewer.state import Attempt
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def attempt(n: int, score: float | None = 3.0, session: str = "s1", qid: str = "004-01") -> Attempt:
+    return {
+        "id": f"{session}:{n}", "session_id": session, "question_id": qid, "kind": "answer",
+        "mode": "interview", "target_point": None, "answer": "some answer", "grade": {"score": score},
+        "score": score, "missed": ["a point"], "hints": 0, "asked_at": NOW.isoformat(),
+        "answered_at": (NOW + timedelta(seconds=n)).isoformat(), "think_s": 12.5, "grade_ms": 80.0,
+    }  # fmt: skip
+
+
+def test_attempts_are_stored_once_and_read_back(tmp_path: Path) -> None:
+    store = ProgressStore(tmp_path / "p.sqlite")
+    assert store.record_attempt(attempt(1))
+    assert not store.record_attempt(attempt(1))  # a re-run node
+    store.record_attempt(attempt(2, score=None))
+    rows = store.attempts("s1")
+    assert [r["id"] for r in rows] == ["s1:1", "s1:2"]
+    assert rows[0] == attempt(1)
+    store.close()
+    assert ProgressStore(tmp_path / "p.sqlite").attempts() == rows  # survives reopening
+
+
+def test_schedule_is_reviewed_once_per_session(tmp_path: Path) -> None:
+    store = ProgressStore(tmp_path / "p.sqlite")
+    assert store.record_review("s1", "004-01", 1.0, NOW)
+    assert not store.record_review("s1", "004-01", 5.0, NOW)  # the re-run changes nothing
+    history = store.history()["004-01"]
+    assert history.last_score == 1.0 and history.reviews == 1 and history.due == NOW + timedelta(minutes=1)
+    store.record_review("s2", "004-01", 5.0, NOW + timedelta(hours=1))
+    assert store.history()["004-01"].reviews == 2
+
+
+def test_sessions_last_unfinished_first(tmp_path: Path) -> None:
+    store = ProgressStore(tmp_path / "p.sqlite")
+    options = {"mode": "drill", "backend": "rubric"}
+    store.start_session("old", options, NOW)
+    store.start_session("new", options, NOW + timedelta(minutes=5))
+    assert store.last_session_id() == "new"
+    store.finish_session("new", NOW + timedelta(minutes=6))
+    assert store.last_session_id() == "old"
+    store.touch_session("old", NOW + timedelta(minutes=7))
+    assert [s.id for s in store.sessions()] == ["old", "new"]
+    store.finish_session("old", NOW + timedelta(minutes=8))
+    assert store.last_session_id() is None
+
+
+@pytest.mark.parametrize(
+    "content", [b"this is not a database" * 100, b"SQLite format 3\x00" + b"\xff" * 5000]
+)
+def test_corrupt_progress_db_raises_storage_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "progress.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(StorageError, match=r"cannot be read.*mv .*progress\.sqlite"):
+        ProgressStore(path)
+    assert path.read_bytes() == content  # left untouched, never silently emptied
+
+
+def test_foreign_sqlite_db_is_not_taken_for_an_empty_history(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (x)")
+    with pytest.raises(StorageError, match="not an interviewer progress database"):
+        ProgressStore(path)
+
+
+def test_corrupt_checkpoint_db_raises_storage_error(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.ensure_home()
+    settings.checkpoint_path.write_bytes(b"garbage" * 500)
+    with pytest.raises(StorageError, match="checkpoints"):
+        make_checkpointer(settings)
+
+
+def test_default_checkpointer_is_sqlite_in_the_data_dir(settings) -> None:  # type: ignore[no-untyped-def]
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = make_checkpointer(settings)
+    assert isinstance(saver, SqliteSaver) and settings.checkpoint_path.exists()
+    close_checkpointer(saver)
+
+
+def play(
+    manager: SessionManager, options: SessionOptions, weak: set[str] | None = None
+) -> tuple[str, list[str]]:
+    """Answer a session with reference answers; "I do not know" for `weak` (default: the first)."""
+    sid, _ = manager.start(options)
+    asked = []
+    while manager.state(sid).awaiting:
+        prompt = manager.state(sid).prompt()
+        assert prompt is not None and prompt.question_id
+        if prompt.type == "question":
+            asked.append(prompt.question_id)
+        q = manager.services.bank.get(prompt.question_id)
+        weak_one = prompt.question_id in (weak or set()) or (weak is None and len(asked) == 1)
+        manager.send(
+            sid, "/skip" if prompt.type == "follow_up" else "I do not know." if weak_one else q.reference
+        )
+    return sid, asked
+
+
+def test_second_session_favours_the_weakest_questions(manager: SessionManager) -> None:
+    options = SessionOptions(source="004", questions=3, seed=11)
+    _, first = play(manager, options)  # the first question is answered badly, the others well
+    weakest, strong = first[0], first[1:]
+    history = manager.services.progress.history()
+    assert history[weakest].last_score == 0.0 and all(history[q].last_score >= 4.5 for q in strong)
+    for seed in (12, 13, 14):
+        sid, _ = manager.start(SessionOptions(source="004", questions=3, seed=seed))
+        plan = [e.question_id for e in manager.state(sid).events if e.type == "question"]
+        assert plan[0] == weakest
+        manager.send(sid, "/end")
+    _, second = play(manager, SessionOptions(source="004", questions=3, seed=15), weak=set())
+    assert second[0] == weakest and not set(strong) & set(second)
+
+
+def test_resume_from_sqlite_in_a_new_manager(settings, shared_store) -> None:  # type: ignore[no-untyped-def]
+    first = SessionManager(settings, services=Services(settings, store=shared_store))
+    sid, events = first.start(SessionOptions(source="004", questions=2, seed=5))
+    question = events[-1]
+    first.close()
+    second = SessionManager(settings, services=Services(settings, store=shared_store))
+    resumed_id, events = second.resume("last")
+    assert resumed_id == sid and [e.to_json() for e in events] == [question.to_json()]
+    assert second.state(sid).awaiting == "question"
+    with pytest.raises(BadInput, match="No session 'nope'"):
+        second.resume("nope")
+    second.close()
+
+
+# ---------------------------------------------------------------- Postgres
+
+
+def _initdb() -> str | None:
+    found = shutil.which("initdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))), None)
+    return found
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A private Postgres cluster on a free local port, torn down after the test."""
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    initdb = _initdb()
+    if initdb is None:
+        pytest.skip("postgres is not installed (apt-get install postgresql)")
+    bindir = Path(initdb).parent
+    root = Path(tempfile.mkdtemp(prefix="interviewer-pg-"))
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the cluster as the postgres user
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = lambda *cmd: subprocess.run([*as_user, *cmd], check=True, capture_output=True)  # noqa: E731
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust")
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets}"
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_postgres_checkpointer_shares_sessions_between_instances(  # type: ignore[no-untyped-def]
+    settings, shared_store, postgres_url
+) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    shared = load_settings(home=settings.home, checkpoint_url=postgres_url)
+    one = SessionManager(shared, services=Services(shared, store=shared_store))
+    sid, events = one.start(SessionOptions(source="004", questions=2, seed=5))
+    assert isinstance(one._checkpointer, PostgresSaver)
+    q = one.services.bank.get(events[-1].question_id or "")
+    one.send(sid, q.reference)
+    # A second app instance (its own pool) picks the session up where the first left it.
+    two = SessionManager(shared, services=Services(shared, store=shared_store))
+    view = two.state(sid)
+    assert view.awaiting == "question" and view.number == 2
+    assert [e.type for e in two.send(sid, "/end")] == ["summary"]
+    one.close()
+    two.close()
+
+
+def test_unreachable_postgres_says_what_to_do(settings) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    from interviewer.errors import BackendUnavailable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bad = load_settings(home=settings.home, checkpoint_url=f"postgresql://nobody@127.0.0.1:{port}/x")
+    with pytest.raises(BackendUnavailable, match="INTERVIEWER_CHECKPOINT_URL"):
+        make_checkpointer(bad)
+
+
+def test_in_memory_manager_needs_no_files(settings, services) -> None:  # type: ignore[no-untyped-def]
+    manager = SessionManager(settings, services=services, checkpointer=InMemorySaver())
+    manager.start(SessionOptions(source="004", questions=1, seed=1))
+    assert not settings.checkpoint_path.exists()
