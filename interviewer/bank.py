@@ -91,7 +91,7 @@ def read_rubric_file(path: Path) -> RubricFile:
         raise BankError(f"{path}: {problems}") from exc
 
 
-_CLAUSE_SPLIT = re.compile(r"\s*(?:;|—| - |\. |\.$|\n)\s*")
+_CLAUSE_SPLIT = re.compile(r"\s*(?:;|—| - |[.!?] |[.!?]$|\n|, and |, but |, while |, whereas )\s*")
 _BULLET = re.compile(r"^\s*[-*•]\s+|^\s*\(?\d+\)\s*", re.M)
 
 

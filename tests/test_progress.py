@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -152,6 +153,47 @@ def test_resume_from_sqlite_in_a_new_manager(settings, shared_store) -> None:  #
     with pytest.raises(BadInput, match="No session 'nope'"):
         second.resume("nope")
     second.close()
+
+
+class Crash(Exception):
+    """Stands in for a kill: the step dies before LangGraph saves it."""
+
+
+class CrashingProgress(ProgressStore):
+    def record_attempt(self, attempt: Attempt) -> bool:
+        super().record_attempt(attempt)
+        raise Crash  # written, but the step that wrote it is never checkpointed
+
+
+class CrashingStore:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def passages_for(self, *args: Any, **kwargs: Any) -> Any:
+        raise Crash
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+@pytest.mark.parametrize("where", ["record", "follow_up"])
+def test_a_step_cut_short_reruns_on_resume_and_records_once(settings, shared_store, where) -> None:  # type: ignore[no-untyped-def]
+    progress = CrashingProgress(settings.progress_path) if where == "record" else None
+    store = CrashingStore(shared_store) if where == "follow_up" else shared_store
+    one = SessionManager(settings, services=Services(settings, store=store, progress=progress))
+    sid, events = one.start(SessionOptions(source="004", questions=2, seed=5))
+    q = one.services.bank.get(events[-1].question_id or "")
+    weak = next((kp.text for kp in q.key_points if not kp.core), q.key_points[0].text)
+    with pytest.raises(Crash):
+        one.send(sid, weak)
+    # A new process (new checkpointer connection, new services) picks the session up.
+    two = SessionManager(settings, services=Services(settings, store=shared_store))
+    _, events = two.resume("last")
+    assert [e.type for e in events] == ["follow_up"]
+    attempts = two.services.progress.attempts(sid)
+    assert [(a["kind"], a["answer"]) for a in attempts] == [("answer", weak)]
+    assert [e.type for e in two.state(sid).events].count("grade") == 1
+    two.close()
 
 
 # ---------------------------------------------------------------- Postgres

@@ -63,7 +63,7 @@ class Calibration(BaseModel):
     bias: float = -9.0
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
-    polarity_penalty: float = 0.2  # similarity lost when negation differs
+    polarity_penalty: float = 0.35  # similarity lost when negation differs on the same words
     m_sem: float = 14.0  # misconception stated when sigmoid(m_sem*sim + m_lex*overlap + m_bias) >= 0.5
     m_lex: float = 3.0
     m_margin: float = 10.0
@@ -137,9 +137,18 @@ class RubricGrader:
             return np.zeros((0, len(spans)), dtype=np.float32)
         flat = [p for group in groups for p in group]
         sims = span_vecs @ self.embedder.encode(flat).T  # (spans, phrasings)
+        # Opposite polarity only matters when the span and the phrasing say the same
+        # words ("not restart from scratch" vs "restart from scratch"); a paraphrase
+        # that happens to contain "not" elsewhere is not a contradiction.
         span_neg = np.array([is_negated(s.text) for s in spans])
         phrase_neg = np.array([is_negated(p) for p in flat])
-        sims = sims - self.calibration.polarity_penalty * (span_neg[:, None] != phrase_neg[None, :])
+        span_stems = [set(content_stems(clean(s.text))) for s in spans]
+        phrase_stems = [set(content_stems(clean(p))) for p in flat]
+        shared = np.array(
+            [[len(a & b) / max(len(b), 1) for b in phrase_stems] for a in span_stems], dtype=np.float32
+        )
+        flipped = span_neg[:, None] != phrase_neg[None, :]
+        sims = sims - self.calibration.polarity_penalty * shared * flipped
         out = np.empty((len(groups), len(spans)), dtype=np.float32)
         col = 0
         for g, group in enumerate(groups):
@@ -262,8 +271,8 @@ class RubricGrader:
             )
             if _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias) >= 0.5
         ]
-        best_sim = max((kp[0] for kp in a.key_points), default=0.0)
-        if best_sim < c.off_topic and not (a.numeric and a.numeric.verdict == "correct"):
+        relevance = max([kp[0] for kp in a.key_points] + [a.holistic])
+        if relevance < c.off_topic and not (a.numeric and a.numeric.verdict == "correct"):
             flags.append("off-topic")
             return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
         return self._finish(question, results, stated, a.numeric, flags, t0, holistic=a.holistic)

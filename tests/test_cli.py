@@ -1,0 +1,106 @@
+"""The command line as a user runs it: one clean error line, JSON shapes, batch mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interviewer.cli", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=300,
+    )
+
+
+def test_questions_json_lists_every_question_with_its_rubric() -> None:
+    out = run("questions", "--json")
+    assert out.returncode == 0, out.stderr
+    questions = json.loads(out.stdout)
+    assert len(questions) == 132
+    for q in questions:
+        assert {"id", "source", "topic", "difficulty", "question", "reference", "key_points",
+                "misconceptions", "numeric"} <= set(q)  # fmt: skip
+        assert all({"text", "core"} <= set(kp) for kp in q["key_points"])
+    numeric = [q for q in questions if q["source"] == "004" and q["numeric"]]
+    assert len(numeric) >= 11 and all({"value", "unit", "tolerance"} <= set(q["numeric"]) for q in numeric)
+
+
+def test_questions_filter_by_source() -> None:
+    out = run("questions", "--source", "003", "--json")
+    assert {q["source"] for q in json.loads(out.stdout)} == {"003"}
+
+
+def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
+    out = run("grade", "--question-id", "002-21", "--answer", "Clip at 1.0 by global norm.", "--json")
+    assert out.returncode == 0, out.stderr
+    grade = json.loads(out.stdout)
+    assert {"score", "key_points", "misconceptions", "numeric", "feedback", "follow_up", "grader"} <= set(grade)
+    assert all({"text", "status", "evidence"} <= set(kp) for kp in grade["key_points"])
+    assert grade["score"] >= 3
+
+
+def test_grade_against_a_free_reference() -> None:
+    out = run(
+        "grade", "--question", "Why use a validation set?",
+        "--reference", "To estimate generalisation on data not used for training, and to pick hyperparameters.",
+        "--answer", "It tells you how well the model generalises to unseen data.", "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["score"] > 0
+
+
+def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        "\n".join(
+            [
+                json.dumps({"question_id": "002-21", "answer": "1.0, global norm"}),
+                "{not json",
+                json.dumps({"question": "how big should the warmup be for an LLM", "answer": "2 to 8 thousand steps"}),
+                json.dumps({"answer": "orphan"}),
+                json.dumps({"question_id": "999-99", "answer": "x"}),
+            ]
+        )
+    )
+    out_path = tmp_path / "out.jsonl"
+    out = run("grade", "--batch", str(src), "--out", str(out_path))
+    assert out.returncode == 0
+    assert "in.jsonl:2" in out.stderr and "in.jsonl:4" in out.stderr and "in.jsonl:5" in out.stderr
+    lines = [json.loads(line) for line in out_path.read_text().splitlines()]
+    assert len(lines) == 5
+    assert lines[0]["score"] >= 3 and "grade" in lines[0] and lines[0]["answer"] == "1.0, global norm"
+    assert lines[2]["matched_question_id"] in {"002-08", "002-36"}
+    assert "error" in lines[1] and "error" in lines[3] and "error" in lines[4]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("grade", "--question-id", "nope", "--answer", "x"), "No question with id"),
+        (("grade", "--question-id", "002-01"), "--answer"),
+        (("grade", "--question-id", "002-01", "--answer-file", "/no/such/file"), "no such file"),
+        (("search", "  "), "Empty search"),
+        (("ingest", "/no/such/doc.md"), "no such file"),
+    ],
+)
+def test_errors_are_one_clean_line_and_a_nonzero_exit(args: tuple[str, ...], message: str) -> None:
+    out = run(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert out.stderr.strip().count("\n") == 0
+
+
+def test_search_json_returns_ranked_hits(indexed_home: Path) -> None:
+    out = run("search", "BF16 versus FP16 for training", "--k", "3", "--json")
+    hits = json.loads(out.stdout)
+    assert len(hits) == 3 and {"question_id", "source", "text", "score"} <= set(hits[0])
+    assert hits[0]["score"] >= hits[-1]["score"]
