@@ -218,6 +218,9 @@ def grade(state: State, runtime: Ctx) -> dict[str, Any]:
                        follow_up_point=point_text, points=shown, missed=missed,
                        misconceptions=[m.text for m in g.misconceptions], flags=list(g.flags),
                        grader=g.grader.grader, latency_ms=g.latency_ms)  # fmt: skip
+    if g.grader.fallback:  # the LLM grader fell back to the embedded one: say so
+        text = prompts.NOTICE_GRADER_FALLBACK.format(reason=g.grader.fallback[:160])
+        events.append(NoticeEvent(sid, q.id, text).to_json())
     return {"turn": turn, "attempt_count": state.attempt_count + 1, "events": [*events, event.to_json()]}
 
 
@@ -252,12 +255,8 @@ def follow_up(state: State, runtime: Ctx) -> dict[str, Any]:
 def hint(state: State, runtime: Ctx) -> dict[str, Any]:
     q, turn = _question(state, runtime), state.turn
     assert turn is not None
-    points = turn["points"]
-    open_points = [kp for i, kp in enumerate(q.key_points)
-                   if kp.core and (points is None or points[i]["status"] != "covered")]  # fmt: skip
-    target = q.key_points[turn["target"]] if turn["target"] is not None else None
-    text = hint_text(q, open_points, turn["prompt_hints"], target)
-    before = turn["hints_before_answer"] + (1 if points is None else 0)
+    text = hint_text(q, turn["points"], turn["prompt_hints"], turn["target"])
+    before = turn["hints_before_answer"] + (1 if turn["points"] is None else 0)
     turn = {**turn, "hints": turn["hints"] + 1, "prompt_hints": turn["prompt_hints"] + 1,
             "hints_before_answer": before}  # fmt: skip
     event = HintEvent(state.session_id, q.id, text, number=turn["hints"])
@@ -336,17 +335,15 @@ def route_pick(state: State) -> Literal["ask", "summarize"]:
     return "ask" if state.turn is not None else "summarize"
 
 
-def route_input(
-    state: State,
-) -> Literal["transcribe", "grade", "hint", "reveal", "skip", "repeat", "finish_question"]:
-    kind = (state.pending or {}).get("kind", "answer")
-    if kind == "end":
-        return "finish_question"
-    if kind == "audio":
-        return "transcribe"
-    if kind in ("hint", "reveal", "skip", "repeat"):
-        return kind  # type: ignore[return-value]
-    return "grade"
+InputRoute = Literal["transcribe", "grade", "hint", "reveal", "skip", "repeat", "finish_question"]
+INPUT_ROUTES: dict[str, InputRoute] = {
+    "answer": "grade", "audio": "transcribe", "end": "finish_question",
+    "hint": "hint", "reveal": "reveal", "skip": "skip", "repeat": "repeat",
+}  # fmt: skip
+
+
+def route_input(state: State) -> InputRoute:
+    return INPUT_ROUTES.get((state.pending or {}).get("kind", "answer"), "grade")
 
 
 def route_transcribed(state: State) -> Literal["grade", "await_answer"]:
@@ -379,9 +376,8 @@ def build_graph() -> StateGraph[State, Context, State, State]:
     builder.add_edge("ask", "await_answer")
     builder.add_conditional_edges("await_answer", route_input)
     builder.add_conditional_edges("transcribe", route_transcribed)
-    builder.add_edge("grade", "record")
-    builder.add_edge("skip", "record")
-    builder.add_edge("reveal", "record")
+    for name in ("grade", "skip", "reveal"):
+        builder.add_edge(name, "record")
     builder.add_conditional_edges("record", route_after_record)
     for name in ("follow_up", "hint", "repeat"):
         builder.add_edge(name, "await_answer")

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from . import prompts
 from .errors import InterviewerError
 from .llm import LLMBackend
-from .schema import KeyPoint, Question
-from .state import QuestionResult, SummaryEvent
+from .schema import Question
+from .state import PointState, QuestionResult, SummaryEvent
 
 if TYPE_CHECKING:
     from .context import Services
@@ -74,17 +74,23 @@ def template_follow_up(point: str, question: Question, number: int = 1) -> str:
 
 
 def hint_text(
-    question: Question, points_open: list[KeyPoint], hints_given: int, target: KeyPoint | None
+    question: Question, points: list[PointState] | None, hints_given: int, target: int | None
 ) -> str:
-    """The next hint: the stem of the next open core point, or more of the follow-up's point."""
+    """The next hint: the stem of the next core point not yet covered, or more of the follow-up's point.
+
+    `points` is the running result (None before the first answer); `target`
+    the key point a pending follow-up asks about; `hints_given` counts this prompt's hints.
+    """
     if target is not None:
-        cue = stem(target.text, share=0.7, known=question.question) if hints_given == 0 else ""
-        return prompts.HINT_FOLLOW_UP.format(stem=cue) if cue else prompts.HINT_NONE
-    if hints_given >= len(points_open):
+        cue = stem(question.key_points[target].text, share=0.7, known=question.question)
+        return prompts.HINT_FOLLOW_UP.format(stem=cue) if cue and hints_given == 0 else prompts.HINT_NONE
+    open_points = [kp for i, kp in enumerate(question.key_points)
+                   if kp.core and (points is None or points[i]["status"] != "covered")]  # fmt: skip
+    if hints_given >= len(open_points):
         return prompts.HINT_NONE
-    cue = stem(points_open[hints_given].text, known=question.question)
+    cue = stem(open_points[hints_given].text, known=question.question)
     if not cue:
-        return prompts.HINT_NONE if hints_given else prompts.HINT_COUNT.format(n_core=len(points_open))
+        return prompts.HINT_NONE if hints_given else prompts.HINT_COUNT.format(n_core=len(open_points))
     if hints_given == 0:
         n_core = sum(kp.core for kp in question.key_points)
         return prompts.HINT_FIRST.format(n_core=n_core, stem=cue)

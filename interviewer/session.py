@@ -151,6 +151,7 @@ class SessionManager:
         session_id = uuid.uuid4().hex[:12]
         if options.seed is None:
             checked["seed"] = int(session_id, 16) % 2**32
+        self.services.grader(checked["backend"])  # a missing key or server fails here, not mid-session
         self.ensure_index()
         self.services.progress.start_session(session_id, dict(checked), self.services.now())
         initial = State(session_id=session_id, options=checked)

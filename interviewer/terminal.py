@@ -168,6 +168,9 @@ def run_practice(
             printer.show(event)
         finished = any(e.type == "summary" for e in events)
         while not finished:
+            if inp.isatty():
+                out.write("> ")
+                out.flush()
             message = read_message(inp)
             for event in manager.stream(session_id, "/end" if message is None else message):
                 printer.show(event)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from interviewer.errors import BackendUnavailable, BadAudio, BadInput
+from interviewer.errors import BackendUnavailable, BadAudio, BadInput, MissingCredentials, UnknownBackend
 from interviewer.graph import build_graph
 from interviewer.schema import Question
 from interviewer.session import AudioAnswer, SessionManager, SessionOptions
@@ -307,3 +307,43 @@ def test_sessions_run_concurrently_on_one_manager(manager: SessionManager) -> No
         t.join(timeout=120)
     assert len(results) == 4
     assert all(r.count("grade") == 2 and r[-1] == "summary" for r in results.values())
+
+
+class FallingBackGrader:
+    """An LLM grader whose LLM failed: the embedded grade, marked as a fallback."""
+
+    name = "llm"
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner = inner
+
+    def grade(self, question, answer):  # type: ignore[no-untyped-def]
+        g = self.inner.grade(question, answer)
+        return g.model_copy(update={"grader": g.grader.model_copy(update={"fallback": "server timed out"})})
+
+
+def test_llm_grader_fallback_is_announced(settings, services) -> None:  # type: ignore[no-untyped-def]
+    manager = llm_manager(settings, services, FakeLLM(reply="Ready for the first one?"))
+    services._graders["openai"] = FallingBackGrader(services.grader("rubric"))
+    sid, events = manager.start(LLM_OPTIONS)
+    q = manager.services.bank.get(events[-1].question_id or "")
+    events = manager.send(sid, q.reference)
+    notice = first(events, "notice").text
+    assert "server timed out" in notice and "embedded grader" in notice
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "says"),
+    [
+        (SessionOptions(backend="openai"), MissingCredentials, "OPENAI_API_KEY"),
+        (SessionOptions(backend="gpt5"), UnknownBackend, "rubric, openai"),
+        (SessionOptions(topics=("astrology",)), BadInput, "learning-rate"),
+        (SessionOptions(source="999"), BadInput, "002"),
+        (SessionOptions(questions=0), BadInput, "between 1 and"),
+        (SessionOptions(topics=("scaling-laws",), difficulty="easy", source="004"), BadInput, "widen"),
+    ],
+)
+def test_bad_options_fail_at_start_with_a_fix(manager: SessionManager, options, error, says) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=says):
+        manager.start(options)
+    assert manager.services.progress.sessions() == []
