@@ -11,6 +11,7 @@ Whisper; `WhisperSpeech` is the real one.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,8 +51,13 @@ class WhisperSpeech:
 
         audio = load_audio(path, max_audio_s=self.settings.max_audio_s)
         t = Transcriber(self.settings).transcribe(audio, prompt_terms=prompt_terms)
-        delivery = t.to_json()
-        return Transcription(t.text, {k: delivery[k] for k in delivery if k != "text"})
+        delivery = {k: v for k, v in t.to_json().items() if k != "text"}
+        # numpy numbers -> plain JSON: the graph state must serialize in any checkpointer
+        return Transcription(t.text, json.loads(json.dumps(delivery, default=_plain)))
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def utc_now() -> datetime:

@@ -32,7 +32,7 @@ ENDED = "Session ended early."
 NOTICE_FEWER = "Only {found} questions match your options (with one per concept); asking {found}."
 NOTICE_LLM_FALLBACK = "The {backend} phrasing was unusable ({reason}); asking the template version instead."
 NOTICE_GRADER_FALLBACK = "The LLM grader failed ({reason}); the embedded grader graded this answer."
-NOTICE_BAD_AUDIO = "{reason} Record the answer again, or type it."
+NOTICE_BAD_AUDIO = "{reason} You can also type the answer."
 
 # ---------------------------------------------------------------- summary
 
