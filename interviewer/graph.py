@@ -168,7 +168,7 @@ def transcribe(state: State, runtime: Ctx) -> dict[str, Any]:
         return {"pending": None, "events": [notice.to_json()]}
     answer: UserInput = {**pending, "kind": "answer", "text": heard.text}
     event = AnswerEvent(sid, q.id, heard.text, audio=True, delivery=heard.delivery)
-    return {"pending": answer, "transcript": heard.text, "events": [event.to_json()]}
+    return {"pending": answer, "events": [event.to_json()]}
 
 
 def _running_score(points: list[PointState], turn: Turn) -> float:

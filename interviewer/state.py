@@ -126,7 +126,6 @@ class State:
     index: int = 0  # position in `plan` of the current question
     turn: Turn | None = None
     pending: UserInput | None = None  # the candidate's latest input
-    transcript: str | None = None  # text of the latest audio answer
     results: list[QuestionResult] = field(default_factory=list)
     attempt_count: int = 0
     ended: bool = False  # the candidate typed /end
