@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from inspect import signature
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,28 +50,24 @@ FILLER_PROMPT = "Um, so, uh, I think, like, you know, hmm, basically,"
 MAX_PROMPT_CHARS = 600  # Whisper reads at most 223 prompt tokens
 
 # A segment is dropped (not shown, not counted) when Whisper itself doubts it:
-# its own no-speech rule, a very unsure decode, or a repetition loop.
-NO_SPEECH_PROB = 0.6
+# its own no-speech rule, a very unsure decode, or a repetition loop. Whisper's
+# no-speech threshold is 0.6; phantom endings ("So, that's it.") after the last
+# real word scored 0.59-0.70 with avg_logprob below -1, real speech at most 0.53.
+NO_SPEECH_PROB = 0.5
 LOW_LOGPROB = -1.0
 VERY_LOW_LOGPROB = -1.5
 MAX_COMPRESSION_RATIO = 2.4
+# Over the last fraction of a second of audio Whisper sometimes "hears" a whole
+# sentence ("So, that's what I'm going to do.") whose words all get the same
+# timestamp. Nobody speaks 10 words a second; fast speech is 4-5.
+MAX_WORDS_PER_S = 10.0
 
 # Phrases Whisper invents over silence and noise (learned from subtitled video).
 HALLUCINATIONS = (
-    "thank you for watching",
-    "thanks for watching",
-    "thank you so much for watching",
-    "please subscribe",
-    "like and subscribe",
-    "subtitles by",
-    "subtitled by",
-    "captions by",
-    "transcribed by",
-    "transcription by",
-    "amara.org",
-    "www.",
-    ".com",
-)
+    "thank you for watching", "thanks for watching", "thank you so much for watching",
+    "please subscribe", "like and subscribe", "subtitles by", "subtitled by", "captions by",
+    "transcribed by", "transcription by", "amara.org", "www.", ".com",
+)  # fmt: skip
 _ONLY_THANKS = re.compile(r"^(?:thank you|thanks|bye|you|okay|oh)[.!? ]*$")
 
 
@@ -118,13 +115,10 @@ class Transcript:
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.,;:!?—-]")
 _SENTENCE_END = {".", "!", "?"}
 _PUNCT = {".", ",", ";", ":", "!", "?", "—", "-"}
-_VARIANTS = {
-    "um": "um", "umm": "um", "ummm": "um", "uhm": "um",
-    "uh": "uh", "uhh": "uh", "uhhh": "uh",
-    "erm": "erm", "er": "erm",
-    "hmm": "hmm", "hm": "hmm", "hmmm": "hmm",
-    "basically": "basically",
-    "actually": "actually",
+_VARIANTS = {  # spelling -> filler
+    "um": "um", "umm": "um", "ummm": "um", "uhm": "um", "uh": "uh", "uhh": "uh", "uhhh": "uh",
+    "erm": "erm", "er": "erm", "hmm": "hmm", "hm": "hmm", "hmmm": "hmm",
+    "basically": "basically", "actually": "actually",
 }  # fmt: skip
 # "like" right after these is the hedge ("so like the loss ...", "um, like ..."); after
 # anything else ("looks like", "I like", "it is like a cache") it carries meaning.
@@ -199,15 +193,14 @@ def find_long_pauses(words: Sequence[Word], min_gap_s: float = LONG_PAUSE_S) -> 
 
 
 def _duration_hint(data: bytes | str) -> float | None:
-    """Container duration in seconds, without decoding; None when unknown."""
+    """Container duration in seconds, read without decoding (so an hour-long upload is
+    refused at once); None when unknown."""
     import av
 
     try:
         with av.open(io.BytesIO(data) if isinstance(data, bytes) else data, mode="r") as container:
-            if container.duration is None:
-                return None
-            return float(container.duration) / 1_000_000  # av.time_base is microseconds
-    except Exception:  # probing is best effort; decoding reports real errors
+            return None if container.duration is None else container.duration / 1_000_000  # µs
+    except Exception:  # best effort: decoding reports the real error
         return None
 
 
@@ -229,18 +222,12 @@ def load_audio(source: AudioSource, *, max_audio_s: float = 600.0) -> Audio:
     except ImportError as exc:
         raise _voice_missing() from exc
 
-    name = "audio" if isinstance(source, bytes) else str(source)
-    if isinstance(source, bytes):
-        if not source:
-            raise BadAudio("The audio is empty (0 bytes). Record the answer again.")
-        data: bytes | str = source
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise BadAudio(f"No audio file at {path}.")
-        if path.stat().st_size == 0:
-            raise BadAudio(f"{path} is empty (0 bytes). Record the answer again.")
-        data = str(path)
+    name = "The audio" if isinstance(source, bytes) else str(source)
+    if not isinstance(source, bytes) and not Path(source).is_file():
+        raise BadAudio(f"No audio file at {source}.")
+    data = source if isinstance(source, bytes) else str(source)
+    if not data or (isinstance(data, str) and Path(data).stat().st_size == 0):
+        raise BadAudio(f"{name} is empty (0 bytes). Record the answer again.")
 
     hint = _duration_hint(data)
     if hint is not None and hint > max_audio_s + 1:
@@ -373,12 +360,6 @@ def _load_whisper(ref: str) -> Any:
         return _MODELS[ref]
 
 
-def _supports_hotwords(model: Any) -> bool:
-    import inspect
-
-    return "hotwords" in inspect.signature(model.transcribe).parameters
-
-
 def _is_phantom(segment: Any) -> bool:
     """True for a segment Whisper probably invented over silence or noise."""
     text = segment.text.strip().lower()
@@ -388,6 +369,11 @@ def _is_phantom(segment: Any) -> bool:
         return True
     if segment.no_speech_prob > NO_SPEECH_PROB and segment.avg_logprob < LOW_LOGPROB:
         return True
+    words = segment.words or []
+    if len(words) >= 4:
+        span = words[-1].end - words[0].start
+        if span <= 0 or len(words) / span > MAX_WORDS_PER_S:
+            return True
     return bool(segment.avg_logprob < VERY_LOW_LOGPROB or segment.compression_ratio > MAX_COMPRESSION_RATIO)
 
 
@@ -421,7 +407,7 @@ class Transcriber:
             "word_timestamps": True,
             "initial_prompt": build_prompt(prompt_terms),
         }
-        if prompt_terms and self.use_hotwords and _supports_hotwords(model):
+        if prompt_terms and self.use_hotwords and "hotwords" in signature(model.transcribe).parameters:
             # Hotwords stay in the prompt for every 30 s window; the initial prompt fades.
             options["hotwords"] = " ".join(prompt_terms)[:MAX_PROMPT_CHARS]
 
@@ -431,18 +417,19 @@ class Transcriber:
         seconds = time.perf_counter() - started
 
         text = " ".join(s.text.strip() for s in kept).strip()
-        words = [Word(w.word.strip(), w.start, w.end) for s in kept for w in (s.words or [])]
+        # float(): faster-whisper gives numpy numbers; a Transcript is plain JSON.
+        words = [Word(w.word.strip(), float(w.start), float(w.end)) for s in kept for w in (s.words or [])]
         spoken_min = ((words[-1].end - words[0].start) if words else duration) / 60
         spoken_min = max(spoken_min, 1 / 60)  # a one-word answer is not 10,000 wpm
         fillers = count_fillers(text)
         return Transcript(
             text=text,
             duration_s=round(duration, 2),
-            words_per_minute=round(len(_WORD.findall(text)) / spoken_min, 1) if text else 0.0,
+            words_per_minute=round(len(text.split()) / spoken_min, 1) if text else 0.0,
             fillers_per_minute=round(sum(fillers.values()) / spoken_min, 1) if text else 0.0,
             filler_counts=fillers,
             long_pauses=find_long_pauses(words),
-            language=info.language,
+            language=str(info.language),
             model=self.model_name,
             seconds=round(seconds, 3),
             rtf=round(seconds / duration, 3),
@@ -459,17 +446,13 @@ def _clock(seconds: float) -> str:
 
 
 def format_transcript(t: Transcript) -> str:
-    lines = [
-        f"Transcript ({t.model}, {t.duration_s:.1f} s of audio, transcribed in {t.seconds:.1f} s, "
-        f"{t.rtf:.2f}x real time):",
-        f"  {t.text}",
-        f"Pace: {t.words_per_minute:.0f} words/min",
-    ]
     fillers = ", ".join(f"{k} x{n}" for k, n in t.filler_counts.items()) or "none"
-    lines.append(f"Fillers: {t.fillers_per_minute:.1f}/min ({fillers})")
     pauses = ", ".join(f"{gap:.1f} s at {_clock(start)}" for start, gap in t.long_pauses) or "none"
-    lines.append(f"Long pauses (>= {LONG_PAUSE_S} s): {pauses}")
-    return "\n".join(lines)
+    return (
+        f"Transcript ({t.model}, {t.duration_s:.1f} s of audio, transcribed in {t.seconds:.1f} s, "
+        f"{t.rtf:.2f}x real time):\n  {t.text}\nPace: {t.words_per_minute:.0f} words/min\n"
+        f"Fillers: {t.fillers_per_minute:.1f}/min ({fillers})\nLong pauses (>= {LONG_PAUSE_S} s): {pauses}"
+    )
 
 
 def run_transcribe(settings: Settings, args: argparse.Namespace) -> int:

@@ -350,6 +350,7 @@ def test_spoken_answer_is_transcribed(whisper: Transcriber, answer_wav: Path) ->
         assert word_error_rate(ANSWER, t.text) < WER_FLOOR, t.text
         assert 100 < t.words_per_minute < 220  # espeak-ng speaks at 150 wpm
         assert t.rtf < 1.0 and t.language == "en"
+        assert t.words and all(type(w.start) is float and type(w.end) is float for w in t.words)
 
 
 @pytest.mark.voice
