@@ -113,6 +113,7 @@ def aggregate(
     numeric: NumericCheck | None,
     params: AggregationParams,
     holistic: float | None = None,
+    misconception_mass: float | None = None,
 ) -> float:
     """Score 0-5 in half points.
 
@@ -126,7 +127,9 @@ def aggregate(
         span = max(params.holistic_hi - params.holistic_lo, 1e-6)
         overall = 5.0 * min(1.0, max(0.0, (holistic - params.holistic_lo) / span))
         raw = (1 - params.holistic_weight) * raw + params.holistic_weight * overall
-    raw -= min(params.max_penalty, params.misconception_penalty * len(misconceptions))
+    # A grader that gives probabilities penalises by their sum (smoother); else by the count.
+    mass = len(misconceptions) if misconception_mass is None else misconception_mass
+    raw -= min(params.max_penalty, params.misconception_penalty * mass)
     if numeric is not None:
         if numeric.verdict == "incorrect":
             raw = min(raw, params.wrong_number_cap)

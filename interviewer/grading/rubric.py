@@ -67,6 +67,7 @@ class Calibration(BaseModel):
     m_sem: float = 14.0  # misconception stated when sigmoid(m_sem*sim + m_lex*overlap + m_bias) >= 0.5
     m_lex: float = 3.0
     m_margin: float = 10.0
+    soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     m_bias: float = -11.5
     off_topic: float = 0.3  # best span similarity to anything in the rubric below this -> off-topic
     aggregation: AggregationParams = AggregationParams()
@@ -264,18 +265,22 @@ class RubricGrader:
                     confidence=round(credit, 4),
                 )
             )
-        stated = [
-            MisconceptionResult(text=m.text, evidence=a.spans[span_i])
-            for m, (sim, lex, span_i, margin) in zip(
-                question.rubric.misconceptions, a.misconceptions, strict=True
-            )
-            if _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias) >= 0.5
-        ]
+        stated = []
+        mass = 0.0
+        for m, (sim, lex, span_i, margin) in zip(
+            question.rubric.misconceptions, a.misconceptions, strict=True
+        ):
+            p = _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias)
+            mass += p if c.soft_misconceptions else float(p >= 0.5)
+            if p >= 0.5:
+                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
         relevance = max([kp[0] for kp in a.key_points] + [a.holistic])
         if relevance < c.off_topic and not (a.numeric and a.numeric.verdict == "correct"):
             flags.append("off-topic")
             return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
-        return self._finish(question, results, stated, a.numeric, flags, t0, holistic=a.holistic)
+        return self._finish(
+            question, results, stated, a.numeric, flags, t0, holistic=a.holistic, misconception_mass=mass
+        )
 
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()
@@ -292,6 +297,7 @@ class RubricGrader:
         *,
         zero: bool = False,
         holistic: float | None = None,
+        misconception_mass: float | None = None,
     ) -> Grade:
         if not results:
             results = [
@@ -302,7 +308,14 @@ class RubricGrader:
         score = (
             0.0
             if zero
-            else aggregate(results, stated, numeric, self.calibration.aggregation, holistic=holistic)
+            else aggregate(
+                results,
+                stated,
+                numeric,
+                self.calibration.aggregation,
+                holistic=holistic,
+                misconception_mass=misconception_mass,
+            )
         )
         return Grade(
             score=score,

@@ -35,14 +35,38 @@ NEGATION = re.compile(
     r"without|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
     re.I,
 )
-INJECTION = re.compile(
-    r"(ignore (?:all |any |the |your |previous |prior |above )*(?:instructions|rubric|rules|prompt)|"
-    r"(?:give|award|grade|score|rate)\s+(?:me|this|it|the answer|my answer)?\s*(?:a\s+)?"
-    r"(?:full marks|\d(?:\.\d)?\s*(?:/|out of)\s*5|top score|perfect|maximum)|"
-    r"system prompt|you are (?:now )?(?:a|an|the) (?:grader|assistant|model)|"
-    r"disregard (?:the|all|previous)|override|as the grader|new instructions|</?(?:system|answer)>)",
+# A sentence addressed to whoever grades the answer, rather than about the topic.
+_GRADER_WORD = re.compile(
+    r"\b(?:grader|grading|scorer|scoring|evaluator|evaluation note|examiner|marker|rubric|reviewer|"
+    r"hiring panel|instructor|automated|assessor)\b",
     re.I,
 )
+_GRADE_ACTION = re.compile(
+    r"\b(?:give|assign|award|mark|rate|record|return|output|emit|treat|grade|score|ignore|disregard|"
+    r"override|must|should|pre-?approved|pre-?verified|reviewed)\b",
+    re.I,
+)
+INJECTION = re.compile(
+    r"(ignore (?:all |any |the |your |previous |prior |above )*(?:instructions|rubric|rules|prompt|scoring)|"
+    r"\b\d(?:\.\d)?\s*(?:/|out of)\s*(?:5|10)\b|full marks|perfect (?:score|answer|5|mark)|"
+    r"\bscore\s*[=:]\s*\d|\"score\"|max(?:imum)? (?:score|marks)|top (?:score|marks)|"
+    r"\bmark (?:it|this|me|the answer) (?:as )?(?:correct|right)\b|"
+    r"system prompt|^\W*(?:system|assistant|instruction)\s*[:\]]|you are (?:now )?(?:a|an|the) "
+    r"(?:grader|assistant|model)|disregard (?:the|all|previous)|\boverride\b|new instructions|"
+    r"</?(?:system|answer)>)",
+    re.I,
+)
+_SEGMENT = re.compile(r"\[\[?[^\]]*\]\]?|\([^)]*\)|#{2,}[^#]*#{2,}|[^.!?\[\](#]+[.!?]*")
+
+
+def _addresses_grader(sentence: str) -> bool:
+    return bool(INJECTION.search(sentence)) or (
+        bool(_GRADER_WORD.search(sentence))
+        and bool(_GRADE_ACTION.search(sentence))
+        and bool(re.search(r"\b(?:marks?|score|grade|correct|excellent|5)\b", sentence, re.I))
+    )
+
+
 DONT_KNOW = re.compile(
     r"^\W*(?:i\s+)?(?:don'?t|do not|dunno|have no|no)\s*(?:know|idea|clue|sure)?\W*$|"
     r"^\W*(?:i'?m\s+)?not sure\W*$|^\W*(?:pass|skip|no idea|idk|n/?a|nothing|none)\W*$",
@@ -141,7 +165,8 @@ def is_negated(text: str) -> bool:
 
 
 def injection_sentences(answer: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", answer) if INJECTION.search(s)]
+    """Sentences and bracketed asides of the answer that address the grader."""
+    return [m.group(0) for m in _SEGMENT.finditer(answer) if _addresses_grader(m.group(0))]
 
 
 def strip_injections(answer: str) -> tuple[str, bool]:
