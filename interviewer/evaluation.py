@@ -352,7 +352,11 @@ def markdown_table(result: dict[str, object]) -> str:
 
 def run_eval(settings: Settings, args: argparse.Namespace) -> int:
     backend = args.backend or settings.grader
-    result = evaluate(settings, backend=backend, split=args.split, runs=args.runs)
+    answers = load_answers(split=args.split)
+    if getattr(args, "questions", None):
+        keep = sorted({a.question_id for a in answers})[: args.questions]
+        answers = [a for a in answers if a.question_id in keep]
+    result = evaluate(settings, backend=backend, split=args.split, runs=args.runs, answers=answers)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     stem = f"grader-{backend}-{args.split}"
     (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
