@@ -150,7 +150,7 @@ def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -
 
 # -- transcription noise --------------------------------------------------------
 
-_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()  # noqa: E501
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 

@@ -82,7 +82,9 @@ def test_a_malformed_rubric_file_names_the_file_and_field(tmp_path: Path) -> Non
     (corpus / "sources").symlink_to(REPO_ROOT / "corpus" / "sources")
     for doc in ("000", "003", "004"):
         (corpus / "rubrics" / f"{doc}.yaml").symlink_to(REPO_ROOT / "corpus" / "rubrics" / f"{doc}.yaml")
-    (corpus / "rubrics" / "002.yaml").write_text('source: "002"\nquestions:\n  "002-01":\n    topic: astrology\n')
+    (corpus / "rubrics" / "002.yaml").write_text(
+        'source: "002"\nquestions:\n  "002-01":\n    topic: astrology\n'
+    )
     with pytest.raises(BankError) as err:
         load_bank(load_settings(corpus_dir=corpus), fresh=True)
     assert "002.yaml" in str(err.value) and "topic" in str(err.value)

@@ -42,7 +42,9 @@ def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
     out = run("grade", "--question-id", "002-21", "--answer", "Clip at 1.0 by global norm.", "--json")
     assert out.returncode == 0, out.stderr
     grade = json.loads(out.stdout)
-    assert {"score", "key_points", "misconceptions", "numeric", "feedback", "follow_up", "grader"} <= set(grade)
+    assert {"score", "key_points", "misconceptions", "numeric", "feedback", "follow_up", "grader"} <= set(
+        grade
+    )
     assert all({"text", "status", "evidence"} <= set(kp) for kp in grade["key_points"])
     assert grade["score"] >= 3
 
@@ -64,7 +66,9 @@ def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path,
             [
                 json.dumps({"question_id": "002-21", "answer": "1.0, global norm"}),
                 "{not json",
-                json.dumps({"question": "how big should the warmup be for an LLM", "answer": "2 to 8 thousand steps"}),
+                json.dumps(
+                    {"question": "how big should the warmup be for an LLM", "answer": "2 to 8 thousand steps"}
+                ),
                 json.dumps({"answer": "orphan"}),
                 json.dumps({"question_id": "999-99", "answer": "x"}),
             ]

@@ -60,7 +60,9 @@ def verdicts(n: int, covered: dict[int, str]) -> str:
 
 def test_the_score_comes_from_the_verdicts_not_the_model(fallback, question) -> None:  # type: ignore[no-untyped-def]
     n = len(question.key_points)
-    backend = ScriptedBackend(verdicts(n, {0: "a bad batch of data", 3: "Roll back to the last good checkpoint"}))
+    backend = ScriptedBackend(
+        verdicts(n, {0: "a bad batch of data", 3: "Roll back to the last good checkpoint"})
+    )
     grade = LLMGrader(backend, fallback).grade(question, ANSWER)
     assert [kp.status for kp in grade.key_points].count("covered") == 2
     assert grade.grader.grader == "llm" and grade.grader.prompt_hash and grade.grader.fallback is None

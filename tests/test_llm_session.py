@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (scripts/setup.sh --dev)")
 
-from interviewer.llm.server import default_gguf, start_local_server  # noqa: E402
-from interviewer.session import SessionManager, SessionOptions  # noqa: E402
-from interviewer.settings import load_settings  # noqa: E402
+from interviewer.llm.server import default_gguf, start_local_server
+from interviewer.session import SessionManager, SessionOptions
+from interviewer.settings import load_settings
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -51,7 +51,9 @@ def test_a_full_session_runs_through_a_local_openai_compatible_server(
                 break
             prompt = view.prompt()
             qid = getattr(prompt, "question_id", None)
-            answer = "Usually a bad batch or FP16 instability; roll back to the last checkpoint and clip at 1.0."
+            answer = (
+                "Usually a bad batch or FP16 instability; roll back to the last checkpoint and clip at 1.0."
+            )
             if qid:
                 answer = manager.services.bank.get(qid).reference
             t0 = time.perf_counter()
@@ -71,8 +73,10 @@ def test_a_full_session_runs_through_a_local_openai_compatible_server(
         notices = [e.text for e in everything if e.type == "notice"]
         if fallbacks:
             assert any("embedded" in n.lower() or "fall" in n.lower() for n in notices), notices
-        print(f"\nper-turn latency (s): {[round(t, 2) for t in turns]}; grades: {len(grades)}, "
-              f"fallbacks: {len(fallbacks)}, notices: {len(notices)}")
+        print(
+            f"\nper-turn latency (s): {[round(t, 2) for t in turns]}; grades: {len(grades)}, "
+            f"fallbacks: {len(fallbacks)}, notices: {len(notices)}"
+        )
         for n in notices[:6]:
             print("  notice:", n[:200])
     finally:

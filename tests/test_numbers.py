@@ -48,5 +48,7 @@ MINUTES = NumericTarget(value=41.67, unit="minutes", tolerance=0.5)
         ("25 minutes", MINUTES, "incorrect"),
     ],
 )
-def test_numeric_check_converts_units_within_tolerance(answer: str, target: NumericTarget, verdict: str) -> None:
+def test_numeric_check_converts_units_within_tolerance(
+    answer: str, target: NumericTarget, verdict: str
+) -> None:
     assert check_numeric(answer, target).verdict == verdict

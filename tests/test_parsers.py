@@ -56,7 +56,7 @@ def test_tagged_bullets_keep_the_difficulty_and_the_bullets() -> None:
 
 def test_teasers_and_question_list_carry_no_answers() -> None:
     assert all(not q.reference for q in parse("000"))
-    assert all(not q.reference and q.question.endswith((("?", ")"))) for q in parse("004"))
+    assert all(not q.reference and q.question.endswith(("?", ")")) for q in parse("004"))
 
 
 def test_offsets_point_back_into_the_source_text() -> None:
@@ -68,7 +68,11 @@ def test_offsets_point_back_into_the_source_text() -> None:
 
 def test_known_answer_small_documents() -> None:
     grill = parse_grill("A. X\n\n1. Why? Because.\n\nSaying it out loud. Long answer.\n", "g.txt")
-    assert (grill[0].question, grill[0].short_answer, grill[0].reference) == ("Why?", "Because.", "Long answer.")
+    assert (grill[0].question, grill[0].short_answer, grill[0].reference) == (
+        "Why?",
+        "Because.",
+        "Long answer.",
+    )
     tagged = parse_tagged_bullets("Q one?\neasy- a\n- b\nQ two?\nhard- c\n", "t.txt")
     assert [(q.question, q.difficulty, q.reference) for q in tagged] == [
         ("Q one?", "easy", "- a\n- b"),
