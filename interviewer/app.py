@@ -144,9 +144,9 @@ class Interviews:
         if view is None:
             raise BadInput("No session in this tab: press Start.")
         events: list[Event] = list(view.events)
-        grade, status = grade_panel(events), status_line(view)
+        grade, status = grade_panel(events), status_line(view).rsplit(" · ", 1)[0] + " · working…"
         waiting = [{"role": "user", "content": shown}] if shown else []
-        yield [*chat_messages(events), *waiting], grade, status.rsplit(" · ", 1)[0] + " · grading…"
+        yield [*chat_messages(events), *waiting], grade, status
         streaming = ""
         for event in self.manager.stream(session_id, message):
             if event.type == "token":
@@ -222,6 +222,10 @@ class Interviews:
             yield *self.panels(self.view(session_id)), text  # the answer stays in the box
 
     def on_command(self, session_id: str, command: str) -> Iterator[tuple[Any, ...]]:
+        view = self.view(session_id)
+        if command == "/end" and view is not None and view.finished:  # already over: just the report
+            yield self.panels(view)
+            return
         try:
             yield from self.drive(session_id, command)
         except InterviewerError as exc:

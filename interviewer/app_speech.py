@@ -6,9 +6,9 @@ text editable with its speech figures. The edited text is then sent as
 same object for it (`transcribe`), so the answer is graded as spoken, with its
 speech figures kept in the session's events.
 
-    >>> speech = ReviewedSpeech(inner)                    # doctest: +SKIP
-    >>> draft_id, heard = speech.draft("/tmp/a.wav", ["BF16"])
-    >>> manager.send(session_id, AudioAnswer(speech.confirm(draft_id, "BF16 keeps...")))
+    speech = ReviewedSpeech(WhisperSpeech(settings))
+    draft_id, heard = speech.draft("/tmp/a.wav", ["BF16"])    # heard.text: "B F sixteen keeps..."
+    manager.send(session_id, AudioAnswer(speech.confirm(draft_id, "BF16 keeps...")))
 
 Silence is refused (`BadAudio`), never graded as an empty answer. This module
 does no transcription itself (speech.py does, through `WhisperSpeech`).

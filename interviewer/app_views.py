@@ -5,7 +5,7 @@ tested without a browser:
 
     >>> q = QuestionEvent("s1", "002-41", "BF16 needs?", number=1, total=2, topic="precision")
     >>> chat_messages([q])[0]["content"].splitlines()[0]
-    '**Question 1 of 2** · precision'
+    '**Question 1 of 2** · 002-41 · precision'
 
 This module imports no Gradio and drives no session (app.py does both).
 """
@@ -71,9 +71,7 @@ def event_message(event: Event) -> Message | None:
     e = event.to_json()
     kind = event.type
     if kind == "question":
-        where = " · ".join(
-            x for x in (e["topic"], e["difficulty"], f"document {e['source']}" if e["source"] else "") if x
-        )
+        where = " · ".join(x for x in (e["question_id"], e["topic"], e["difficulty"]) if x)
         again = " (repeated)" if e["repeat"] else ""
         return {
             "role": "assistant",

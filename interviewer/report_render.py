@@ -42,7 +42,9 @@ def _bar(share: float, width: int = 10) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """One line of text that stays text in a table cell or a quote ("- x" is not a list)."""
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return re.sub(r"^([-*+>#]|\d+[.)])(\s)", r"\\\1\2", flat)
 
 
 def to_markdown(report: Report, charts: dict[str, str] | None = None) -> str:

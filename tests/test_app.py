@@ -1,0 +1,247 @@
+"""The web app without a browser: its page, its API, voice review, sessions per tab, binding.
+
+Sessions use the real embedded grader and the shared index; speech is the
+conftest's FakeSpeech (a path maps to a transcript), so no Whisper runs here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import doctest
+import importlib
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pytest
+
+from interviewer.app import Interviews, build_app, launch_options, make_manager, run_ui
+from interviewer.app_speech import ReviewedSpeech
+from interviewer.cli import build_parser
+from interviewer.errors import BadAudio, BadInput
+from interviewer.session import SessionManager
+from interviewer.settings import load_settings
+from interviewer.state import AnswerEvent
+
+ELEM_IDS = {"msg", "send", "chat", "audio", "transcript", "grade", "hint", "reveal", "skip", "end", "report",
+            "start"}  # fmt: skip
+SECRET = "sk-test-0123456789abcdefSECRET"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def app_manager(settings, shared_store, fake_speech) -> Iterator[SessionManager]:  # type: ignore[no-untyped-def]
+    manager = make_manager(settings, store=shared_store, speech=fake_speech)
+    yield manager
+    manager.close()
+    manager.services.close()
+
+
+@pytest.fixture
+def interviews(settings, app_manager: SessionManager) -> Interviews:  # type: ignore[no-untyped-def]
+    return Interviews(settings, app_manager)
+
+
+def drain(handler: Iterator[Any]) -> list[Any]:
+    return list(handler)
+
+
+def started(interviews: Interviews, **options: Any) -> str:
+    result = interviews.api_start(**{"source": "004", "questions": 2, **options})
+    assert result["events"][-1]["type"] == "question"
+    return str(result["session_id"])
+
+
+@pytest.mark.parametrize("module", ["interviewer.app_views", "interviewer.app_speech"])
+def test_docstring_examples(module: str) -> None:
+    assert doctest.testmod(importlib.import_module(module)).failed == 0
+
+
+def test_build_app_has_the_documented_elements_and_api(settings, app_manager: SessionManager) -> None:  # type: ignore[no-untyped-def]
+    app = build_app(settings, app_manager)
+    config = app.get_config_file()
+    elem_ids = {c["props"].get("elem_id") for c in config["components"]}
+    assert elem_ids >= ELEM_IDS
+    audio = next(c for c in config["components"] if c["props"].get("elem_id") == "audio")
+    assert set(audio["props"]["sources"]) == {"upload", "microphone"}
+    public = {d["api_name"] for d in config["dependencies"] if d.get("api_visibility") == "public"}
+    assert public == {"start", "answer", "transcribe"}  # UI events stay private
+
+
+def test_build_app_refuses_a_manager_without_reviewed_speech(settings, manager: SessionManager) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="make_manager"):
+        build_app(settings, manager)
+
+
+def test_the_api_drives_a_session_end_to_end(interviews: Interviews) -> None:
+    bank = interviews.manager.services.bank
+    first = interviews.api_start(source="004", questions=2, mode="drill")
+    sid = first["session_id"]
+    assert (first["number"], first["total"], first["awaiting"]) == (1, 2, "question")
+    q = bank.get(first["events"][-1]["question_id"])
+
+    hinted = interviews.api_answer(sid, "/hint")
+    assert [e["type"] for e in hinted["events"]] == ["hint"]
+    graded = interviews.api_answer(sid, q.reference)
+    assert [e["type"] for e in graded["events"]] == ["answer", "grade", "question"]  # drill: no follow-up
+    assert graded["events"][1]["score"] >= 3
+    revealed = interviews.api_answer(sid, "/answer")
+    assert [e["type"] for e in revealed["events"]] == ["reveal", "summary"]
+    assert revealed["events"][0]["sources"]  # the model answer comes with its source passages
+    assert revealed["finished"] is True
+    with pytest.raises(gr.Error, match="finished"):
+        interviews.api_answer(sid, "one more")
+
+
+def test_two_sessions_stay_separate_over_http(settings, app_manager: SessionManager) -> None:  # type: ignore[no-untyped-def]
+    from gradio_client import Client
+
+    app = build_app(settings, app_manager)
+    port = free_port()
+    app.launch(**launch_options(settings, port=port), prevent_thread_lock=True, quiet=True)
+    try:
+        clients = [Client(f"http://127.0.0.1:{port}/", verbose=False) for _ in range(2)]
+        starts: list[dict[str, Any]] = [{}, {}]
+
+        def start(i: int) -> None:
+            starts[i] = clients[i].predict(source="004", questions=2, api_name="/start")
+
+        threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        a, b = (s["session_id"] for s in starts)
+        assert a != b
+        after = clients[0].predict(session_id=a, text="/skip", api_name="/answer")
+        assert after["number"] == 2
+        untouched = app_manager.state(b)
+        assert (untouched.number, untouched.awaiting) == (1, "question")
+        assert all(e.session_id == b for e in untouched.events)
+    finally:
+        app.close()
+
+
+def test_a_reloaded_tab_resumes_its_session_and_a_new_tab_starts_fresh(interviews: Interviews) -> None:
+    sid = started(interviews)
+    resumed, chat, _grade, status, _setup = interviews.on_load(sid)
+    assert resumed == sid
+    assert chat and "Question 1 of 2" in chat[0]["content"]
+    assert sid in status
+    assert interviews.on_load("")[0] == ""
+    assert interviews.on_load("no-such-session")[0] == ""
+
+
+def test_a_spoken_answer_is_shown_for_review_and_graded_as_edited(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    sid = started(interviews)
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = "Bee F sixteen keeps the exponent"
+    text, figures, draft_id = interviews.on_audio(sid, audio)
+    assert text == "Bee F sixteen keeps the exponent" and draft_id
+    assert "words/min" in figures
+    assert fake_speech.calls[0][1]  # Whisper is prompted with the question's terms
+    events = interviews.manager.state(sid).events
+    assert not any(isinstance(e, AnswerEvent) for e in events)  # nothing is sent before review
+
+    drain(interviews.on_send_spoken(sid, "BF16 keeps the FP32 exponent range", draft_id))
+    answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
+    assert (answer.text, answer.audio) == ("BF16 keeps the FP32 exponent range", True)
+    assert answer.delivery and answer.delivery["words_per_minute"] == 150.0
+
+    with pytest.warns(UserWarning, match="already sent"):  # a second click sends nothing twice
+        drain(interviews.on_send_spoken(sid, "again", draft_id))
+
+
+@pytest.mark.parametrize(
+    ("heard", "message"),
+    [(BadAudio("Could not decode answer.wav: it is corrupt."), "corrupt"), ("", "No speech detected")],
+)
+def test_bad_audio_or_silence_warns_and_submits_nothing(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,
+    heard: object,
+    message: str,  # type: ignore[no-untyped-def]
+) -> None:
+    sid = started(interviews)
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = heard
+    before = len(interviews.manager.state(sid).events)
+    with pytest.warns(UserWarning, match=message):
+        outputs = interviews.on_audio(sid, audio)
+    assert all(o == gr.skip() for o in outputs)  # the transcript box keeps what it had
+    with pytest.warns(UserWarning, match="Record or upload"):
+        drain(interviews.on_send_spoken(sid, "", ""))
+    assert len(interviews.manager.state(sid).events) == before  # no phantom answer
+
+
+def test_the_graphs_audio_path_refuses_silence_too(fake_speech) -> None:  # type: ignore[no-untyped-def]
+    fake_speech.transcripts["silence.wav"] = ""
+    with pytest.raises(BadAudio, match="No speech"):
+        ReviewedSpeech(fake_speech).transcribe("silence.wav", [])
+
+
+def test_a_failed_send_keeps_the_typed_answer(interviews: Interviews) -> None:
+    sid = started(interviews, questions=1)
+    drain(interviews.on_send(sid, "/end"))
+    with pytest.warns(UserWarning, match="finished"):
+        outputs = drain(interviews.on_send(sid, "my long answer"))
+    assert outputs[-1][-1] == "my long answer"
+
+
+def test_the_default_bind_is_localhost_without_share_or_password(settings) -> None:  # type: ignore[no-untyped-def]
+    args = build_parser().parse_args(["ui"])
+    assert (args.host, args.port, args.share) == ("127.0.0.1", 7860, False)
+    options = launch_options(settings, args.host, args.port, args.share)
+    assert (options["server_name"], options["share"], options["auth"]) == ("127.0.0.1", False, None)
+
+
+def test_auth_is_wired_when_set(monkeypatch: pytest.MonkeyPatch, indexed_home: Path) -> None:
+    monkeypatch.setenv("INTERVIEWER_AUTH", "alice:s3cret-pass")
+    settings = load_settings()
+    assert launch_options(settings)["auth"] == ("alice", "s3cret-pass")
+
+    launched: dict[str, Any] = {}
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kw: launched.update(kw))
+    monkeypatch.setattr(Interviews, "warm_up_in_background", lambda self: None)
+    run_ui(settings, argparse.Namespace(host="0.0.0.0", port=7999, share=False))
+    assert (launched["server_name"], launched["server_port"]) == ("0.0.0.0", 7999)
+    assert launched["auth"] == ("alice", "s3cret-pass") and launched["share"] is False
+
+    monkeypatch.setenv("INTERVIEWER_AUTH", "no-colon")
+    with pytest.raises(BadInput, match="user:password"):
+        launch_options(load_settings())
+
+
+def test_no_key_reaches_the_page_or_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+    settings,
+    app_manager: SessionManager,  # type: ignore[no-untyped-def]
+) -> None:
+    from interviewer.errors import MissingCredentials
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    app = build_app(settings, app_manager)
+    assert SECRET not in str(app.get_config_file())
+    interviews = Interviews(settings, app_manager)
+    sid = started(interviews)
+
+    def leaky(*args: Any) -> Iterator[Any]:
+        raise MissingCredentials(f"The key {SECRET} was refused.")
+
+    monkeypatch.setattr(app_manager, "stream", leaky)
+    with pytest.warns(UserWarning) as warned:
+        drain(interviews.on_command(sid, "/hint"))
+    assert "refused" in str(warned[0].message) and SECRET not in str(warned[0].message)

@@ -1,0 +1,238 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright, the app started by the CLI.
+
+A typed two-question interview with one spoken answer (espeak-ng speech,
+transcribed by Whisper), the grade panel, the end of the session and its
+report; and two tabs at once, each its own session, a reload resuming one.
+Screenshots and timings go to test-artifacts/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+TIMINGS: dict[str, float] = {}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def app_url(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`interviewer ui` in a subprocess, on a free port, with a copy of the prebuilt index."""
+    home = tmp_path_factory.mktemp("browser-home")
+    shutil.copytree(built_index / "chroma", home / "chroma")
+    port = free_port()
+    env = {**os.environ, "INTERVIEWER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env.pop("OPENAI_API_KEY", None)
+    log = open(tmp_path_factory.mktemp("browser-log") / "ui.log", "w+")  # noqa: SIM115
+    began = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "interviewer.cli", "ui", "--port", str(port)], cwd=REPO,
+                            env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.perf_counter() - began > 120:
+                log.seek(0)
+                pytest.fail(f"the app did not start:\n{log.read()[-3000:]}")
+            time.sleep(0.25)
+        TIMINGS["app_ready_s"] = round(time.perf_counter() - began, 1)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / "timings.json").write_text(json.dumps(TIMINGS, indent=2))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (apt-get install -y chromium chromium-driver)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def bank() -> Any:
+    from interviewer.bank import load_bank
+    from interviewer.settings import load_settings
+
+    return load_bank(load_settings())
+
+
+def speak(words: str, folder: Path) -> Path:
+    """A spoken answer: espeak-ng speech as a 16 kHz mono WAV."""
+    if not (shutil.which("espeak-ng") and shutil.which("sox")):
+        pytest.skip("espeak-ng and sox make the spoken answer (apt-get install -y espeak-ng sox)")
+    raw, wav = folder / "raw.wav", folder / "answer.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(raw), words], check=True)
+    subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(wav)], check=True)
+    return wav
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def text(page: Any, selector: str) -> str:
+    return str(page.inner_text(selector))
+
+
+def wait_text(page: Any, selector: str, needle: str, timeout_s: float = 60) -> None:
+    page.wait_for_function(
+        "([sel, needle]) => (document.querySelector(sel)?.innerText || '').includes(needle)",
+        arg=[selector, needle], timeout=timeout_s * 1000,
+    )  # fmt: skip
+
+
+def choose(page: Any, dropdown: str, option: str) -> None:
+    page.click(f"{dropdown} input")
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def start_session(page: Any, url: str, questions: int, source: str = "", difficulty: str = "") -> str:
+    page.goto(url)
+    page.wait_for_selector("#start")
+    page.fill("#questions input[type=number]", str(questions))
+    page.press("#questions input[type=number]", "Enter")
+    if source:
+        choose(page, "#source", source)
+    if difficulty:
+        choose(page, "#difficulty", difficulty)
+    page.click("#start")
+    wait_text(page, "#chat", f"Question 1 of {questions}", timeout_s=90)
+    return text(page, "#status").split("Session ")[1].split(" ")[0]
+
+
+def asked(page: Any) -> str:
+    """The id of the question on screen, from its chat header ("Question 2 of 2 · 002-28 · ...")."""
+    return str(re.findall(r"Question \d+ of \d+(?: \(repeated\))? · (\S+)", text(page, "#chat"))[-1])
+
+
+def partial_answer(bank: Any, question_id: str) -> str:
+    """An answer that covers some of the question's key points, in the rubric's words."""
+    points = [kp.text for kp in bank.get(question_id).key_points if kp.core]
+    return ". ".join(points[: max(1, len(points) // 2)]).capitalize() + "."
+
+
+def settle(page: Any) -> None:
+    """Wait until the turn in flight is over (the status says "working…" meanwhile)."""
+    page.wait_for_function("!document.querySelector('#status').innerText.includes('working')", timeout=60_000)
+
+
+def send_typed(page: Any, answer: str) -> float:
+    """Type and send an answer; the seconds until its grade is on screen."""
+    grades = page.locator('#chat [data-testid="bot"]', has_text="key points covered").count()
+    page.fill("#msg textarea", answer)
+    began = time.perf_counter()
+    page.click("#send")
+    page.wait_for_function(
+        "n => [...document.querySelectorAll('#chat [data-testid=\"bot\"]')]"
+        ".filter(m => m.innerText.includes('key points covered')).length > n", arg=grades, timeout=60_000,
+    )  # fmt: skip
+    return time.perf_counter() - began
+
+
+def test_a_typed_and_spoken_interview_ends_with_its_report(
+    app_url: str, browser: Any, bank: Any, tmp_path: Path
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    start_session(page, app_url, questions=2, source="002 — the grill (45 items)", difficulty="medium")
+    first = asked(page)
+    assert first.startswith("002-")
+    TIMINGS["turn_s"] = round(send_typed(page, partial_answer(bank, first)), 2)
+    assert "Covered" in text(page, "#grade") and "“" in text(page, "#grade")  # the evidence, quoted
+    if "follow-up" in text(page, "#status"):
+        shot(page, "1-follow-up")
+        page.click("#skip")  # on to question 2
+    wait_text(page, "#status", "question 2 of 2 · your answer")
+
+    second = asked(page)
+    wav = speak("Um, " + partial_answer(bank, second), tmp_path)
+    page.set_input_files("#audio input[type=file]", str(wav))
+    began = time.perf_counter()
+    transcribed = "document.querySelector('#transcript textarea').value.length > 10"
+    page.wait_for_function(transcribed, timeout=120_000)
+    TIMINGS["transcribe_s"] = round(time.perf_counter() - began, 2)
+    heard = page.input_value("#transcript textarea")
+    assert "words/min" in text(page, "#speech")  # the figures are shown with the editable transcript
+    assert "Spoken answer" not in text(page, "#chat")  # nothing is sent before the review
+    page.fill("#transcript textarea", heard + " That is my answer.")
+    shot(page, "2-transcript-review")
+    page.click("#send-voice")
+    wait_text(page, "#chat", "Spoken answer")
+    wait_text(page, "#grade", "Speech.")
+    settle(page)
+    assert "That is my answer." in text(page, "#chat")  # the edited text is what was graded
+    assert page.input_value("#transcript textarea") == ""
+    shot(page, "3-mid-session")
+    if "follow-up" in text(page, "#status"):
+        send_typed(page, bank.get(second).reference)  # the model answer covers the point asked about
+        wait_text(page, "#grade", "follow-up scored")
+
+    page.click("#end")
+    wait_text(page, "#report", "Weakness report", timeout_s=60)
+    report = text(page, "#report")
+    assert "Mastery by topic" in report and "/45" in report and "Recommended next drill" in report
+    assert "Words/min" in report  # the spoken answer's figures
+    assert page.locator("#mastery img, #mastery canvas, #mastery svg").count() > 0
+    shot(page, "4-report")
+    page.close()
+
+
+def test_two_tabs_are_two_sessions_and_a_reload_resumes_its_own(app_url: str, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    first, second = context.new_page(), context.new_page()
+    sid_a = start_session(first, app_url, questions=2)
+    sid_b = start_session(second, app_url, questions=2)
+    assert sid_a != sid_b
+    send_typed(first, "Only the first tab answers this.")
+    assert "Only the first tab" not in text(second, "#chat")
+
+    first.reload()
+    wait_text(first, "#status", sid_a)
+    assert "Only the first tab answers this." in text(first, "#chat")  # the reload resumed its session
+    second.reload()
+    wait_text(second, "#status", sid_b)
+    assert "Only the first tab" not in text(second, "#chat")
+    shot(first, "5-tab-after-reload")
+    context.close()
