@@ -31,7 +31,7 @@ from gradio.data_classes import FileData
 from .app_speech import ReviewedSpeech
 from .app_views import chat_messages, draft_figures, grade_panel, status_line
 from .context import Services, Transcription, WhisperSpeech
-from .errors import BadInput, InterviewerError
+from .errors import BadAudio, BadInput, InterviewerError
 from .report import build_report
 from .report_render import redact, report_files, to_markdown
 from .session import AudioAnswer, SessionManager, SessionOptions, SessionView
@@ -293,7 +293,10 @@ class Interviews:
         view = self.view(session_id)
         if view is None or view.awaiting is None:
             raise BadInput("No question is waiting for an answer: start a session first.")
-        return self.speech.draft(path, self.prompt_terms(view))
+        try:
+            return self.speech.draft(path, self.prompt_terms(view))
+        except BadAudio as exc:  # name the upload, not the server's copy of it
+            raise BadAudio(str(exc).replace(path, Path(path).name)) from exc
 
     @staticmethod
     def _result(view: SessionView | None, events: list[Event]) -> dict[str, Any]:

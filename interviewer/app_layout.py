@@ -99,7 +99,7 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                             lines=3,
                             elem_id="msg",
                             submit_btn=False,
-                            placeholder="Type your answer (Shift+Enter: new line, Enter: send). "
+                            placeholder="Type your answer (Enter: new line; Shift+Enter or Send: send it). "
                             "Commands: /hint /answer /skip /repeat /end",
                         )
                         with gr.Row(elem_id="commands"):

@@ -16,6 +16,7 @@ does no transcription itself (speech.py does, through `WhisperSpeech`).
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -29,6 +30,19 @@ MAX_DRAFTS = 1000  # transcripts awaiting review, oldest dropped first
 NO_SPEECH = (
     "No speech detected in the recording. Check the microphone and record the answer again, or type it."
 )
+
+
+# Whisper sometimes "hears" a lone filler in a beep or breath (a fake microphone's tone gave "uh,").
+HESITATIONS = frozenset({"um", "umm", "uhm", "uh", "uhh", "er", "erm", "ah", "hmm", "hm", "mm", "mhm", "oh"})
+
+
+def said_something(text: str) -> bool:
+    """True when the transcript holds a word beyond hesitations.
+
+    >>> said_something("uh,"), said_something("Um... BF16."), said_something("")
+    (False, True, False)
+    """
+    return any(w not in HESITATIONS for w in re.findall(r"[a-z0-9']+", text.lower()))
 
 
 class ReviewedSpeech:
@@ -47,7 +61,7 @@ class ReviewedSpeech:
 
     def _heard(self, path: str, prompt_terms: list[str]) -> Transcription:
         heard = self.inner.transcribe(path, prompt_terms)
-        if not heard.text.strip() or heard.delivery.get("no_speech"):
+        if heard.delivery.get("no_speech") or not said_something(heard.text):
             raise BadAudio(NO_SPEECH)  # never grade an empty (phantom) answer
         return heard
 

@@ -165,22 +165,28 @@ def test_a_spoken_answer_is_shown_for_review_and_graded_as_edited(
 
 
 @pytest.mark.parametrize(
-    ("heard", "message"),
-    [(BadAudio("Could not decode answer.wav: it is corrupt."), "corrupt"), ("", "No speech detected")],
+    ("problem", "message"),
+    [
+        ("corrupt", "answer.wav: it is corrupt"),
+        ("silence", "No speech detected"),
+        ("uh,", "No speech detected"),
+    ],
 )
 def test_bad_audio_or_silence_warns_and_submits_nothing(
     interviews: Interviews,
     fake_speech,
     tmp_path: Path,
-    heard: object,
+    problem: str,
     message: str,  # type: ignore[no-untyped-def]
 ) -> None:
     sid = started(interviews)
     audio = str(tmp_path / "answer.wav")
-    fake_speech.transcripts[audio] = heard
+    corrupt = BadAudio(f"Could not decode {audio}: it is corrupt.")
+    fake_speech.transcripts[audio] = {"corrupt": corrupt, "silence": ""}.get(problem, problem)
     before = len(interviews.manager.state(sid).events)
-    with pytest.warns(UserWarning, match=message):
+    with pytest.warns(UserWarning, match=message) as warned:
         outputs = interviews.on_audio(sid, audio)
+    assert str(tmp_path) not in str(warned[0].message)  # the upload's name, not the server's path
     assert all(o == gr.skip() for o in outputs)  # the transcript box keeps what it had
     with pytest.warns(UserWarning, match="Record or upload"):
         drain(interviews.on_send_spoken(sid, "", ""))
@@ -245,3 +251,20 @@ def test_no_key_reaches_the_page_or_a_warning(
     with pytest.warns(UserWarning) as warned:
         drain(interviews.on_command(sid, "/hint"))
     assert "refused" in str(warned[0].message) and SECRET not in str(warned[0].message)
+
+
+def test_llm_tokens_stream_into_the_chat(monkeypatch: pytest.MonkeyPatch, interviews: Interviews) -> None:
+    from interviewer.state import FollowUpEvent, TokenEvent
+
+    sid = started(interviews)
+    pieces = ["How would ", "you check that?"]
+
+    def streamed(session_id: str, message: Any) -> Iterator[Any]:
+        yield from (TokenEvent(session_id, "004-01", p, of="follow_up") for p in pieces)
+        yield FollowUpEvent(session_id, "004-01", "".join(pieces), point="p", number=1)
+
+    monkeypatch.setattr(interviews.manager, "stream", streamed)
+    shown = [chat[-1]["content"] for chat, _grade, _status, _msg in interviews.on_send(sid, "my answer")]
+    assert "How would  ▌" in shown and "How would you check that? ▌" in shown  # growing, with a cursor
+    statuses = [status for _chat, _grade, status, _msg in interviews.on_send(sid, "again")]
+    assert statuses[0].endswith("working…") and not statuses[-1].endswith("working…")

@@ -30,7 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
+        "--disable-sync", "--no-first-run",
+        # a fake microphone (it plays a tone) and no permission prompt, for the recording test
+        "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]  # fmt: skip
 TIMINGS: dict[str, float] = {}
 
 
@@ -176,7 +178,9 @@ def test_a_typed_and_spoken_interview_ends_with_its_report(
     app_url: str, browser: Any, bank: Any, tmp_path: Path
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    began = time.perf_counter()  # the first start also waits for the warm-up (grading model)
     start_session(page, app_url, questions=2, source="002 — the grill (45 items)", difficulty="medium")
+    TIMINGS["first_question_s"] = round(time.perf_counter() - began, 2)
     first = asked(page)
     assert first.startswith("002-")
     TIMINGS["turn_s"] = round(send_typed(page, partial_answer(bank, first)), 2)
@@ -235,4 +239,20 @@ def test_two_tabs_are_two_sessions_and_a_reload_resumes_its_own(app_url: str, br
     wait_text(second, "#status", sid_b)
     assert "Only the first tab" not in text(second, "#chat")
     shot(first, "5-tab-after-reload")
+    context.close()
+
+
+def test_a_recording_without_speech_warns_and_submits_nothing(app_url: str, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
+    page = context.new_page()
+    start_session(page, app_url, questions=1)
+    page.click("#audio button[aria-label='Record audio']")
+    page.locator("#audio button", has_text="Record").first.click()
+    time.sleep(3)  # three seconds of the fake device's tone
+    page.locator("#audio button", has_text="Stop").first.click()
+    page.wait_for_selector("[data-testid='toast-body']:has-text('No speech detected')", timeout=60_000)
+    assert page.input_value("#transcript textarea") == ""
+    page.click("#send-voice")  # nothing to send: a warning, no phantom answer
+    page.wait_for_selector("[data-testid='toast-body']:has-text('Record or upload')", timeout=10_000)
+    assert page.locator('#chat [data-testid="user"]').count() == 0
     context.close()
