@@ -8,7 +8,9 @@ What is fitted, in order (nothing here sees the held-out split):
 2. misconception detector: the same on the expert's misconception labels;
 3. the covered / partial thresholds on that credit (best status agreement);
 4. the aggregator (curve, misconception penalty, number caps) and the off-topic
-   threshold, by coordinate search for the best quadratic weighted kappa.
+   threshold, by coordinate search for the best quadratic weighted kappa;
+5. a second aggregator for rubrics derived from a free reference answer, fitted
+   by grading the same answers against the reference text alone.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import numpy as np
 from scipy.optimize import minimize
 
-from interviewer.bank import load_bank
+from interviewer.bank import load_bank, make_user_question
 from interviewer.evaluation import load_answers, quadratic_weighted_kappa
 from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Calibration, RubricGrader
 from interviewer.settings import load_settings
@@ -124,6 +126,38 @@ def main() -> int:
                 if s > score + 1e-6:
                     score, cal = s, trial
     print(f"calibration-split QWK after fitting: {score:.3f}", file=sys.stderr)
+
+    # 5. The same answers graded against the reference answer alone (key points derived
+    #    from its sentences, as for `grade --question --reference` and user documents).
+    free_questions = [make_user_question(q.question, q.reference) for q in questions]
+    free_analyses = [grader.analyze(q, a.answer) for q, a in zip(free_questions, answers, strict=True)]
+
+    def free_qwk(c: Calibration) -> float:
+        g = RubricGrader(settings, c)
+        g.embedder = grader.embedder
+        scores = [g.decide(q, an).score for q, an in zip(free_questions, free_analyses, strict=True)]
+        return quadratic_weighted_kappa(expert, scores)
+
+    free_grid: dict[tuple[str, ...], list[tuple[float, ...]]] = {
+        ("curve",): [(v,) for v in (0.4, 0.5, 0.6, 0.8, 1.0, 1.2)],
+        ("top_fraction",): [(v,) for v in (0.3, 0.4, 0.5, 0.6, 0.8, 1.0)],
+        ("free_off_topic",): [(v,) for v in (0.15, 0.2, 0.25, 0.3, 0.35)],
+        ("holistic_weight", "holistic_lo", "holistic_hi"): [
+            (w, lo, hi) for w in (0.0, 0.25, 0.5, 0.75) for lo in (0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8)
+        ],
+    }
+    free_score = free_qwk(cal)
+    for _ in range(2):
+        for names, options in free_grid.items():
+            for values in options:
+                trial = cal.model_copy(deep=True)
+                for name, v in zip(names, values, strict=True):
+                    target = trial if hasattr(trial, name) else trial.free_aggregation
+                    setattr(target, name, v)
+                s = free_qwk(trial)
+                if s > free_score + 1e-6:
+                    free_score, cal = s, trial
+    print(f"calibration-split QWK, free-reference mode: {free_score:.3f}", file=sys.stderr)
     CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
     print(json.dumps(cal.model_dump(), indent=1))
     return 0

@@ -124,6 +124,7 @@ def _build_question(doc: str, parsed: ParsedQuestion, entry: RubricEntry | None,
     if not reference:
         raise BankError(f"{where}: questions.{qid!r}.reference is required ({doc} has no answers)")
     key_points = entry.key_points or derive_key_points(reference, parsed.short_answer)
+    derived = entry.key_points is None
     try:
         return Question(
             id=qid,
@@ -139,6 +140,7 @@ def _build_question(doc: str, parsed: ParsedQuestion, entry: RubricEntry | None,
                 key_points=key_points,
                 misconceptions=entry.misconceptions,
                 numeric=entry.numeric,
+                derived=derived,
             ),
             concept=entry.concept,
         )
@@ -214,5 +216,5 @@ def make_user_question(question: str, reference: str, *, topic: str = "general")
         difficulty="medium",
         question=question or "(no question given)",
         reference=reference,
-        rubric=Rubric(key_points=derive_key_points(reference)),
+        rubric=Rubric(key_points=derive_key_points(reference), derived=True),
     )

@@ -108,7 +108,9 @@ def ingest(settings: Settings, paths: list[Path]) -> tuple[int, int]:
                 question=parsed.question,
                 short_answer=parsed.short_answer,
                 reference=parsed.reference or parsed.short_answer,
-                rubric=Rubric(key_points=derive_key_points(parsed.reference, parsed.short_answer)),
+                rubric=Rubric(
+                    key_points=derive_key_points(parsed.reference, parsed.short_answer), derived=True
+                ),
             )
             extracted += 1
     save_user_questions(settings.home, list(existing.values()))

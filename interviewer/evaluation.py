@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from .bank import Bank, load_bank
+from .bank import Bank, load_bank, make_user_question
 from .grading import Grader, make_grader
 from .grading.grade import Grade
 from .settings import REPO_ROOT, Settings
@@ -277,6 +277,15 @@ def evaluate(
     injections = inj_tier + inj_added
     latencies = sorted(g.latency_ms for g in grades)
 
+    # The same answers graded against the reference answer alone (derived key points),
+    # as `grade --question --reference` does for questions outside the bank.
+    free = [
+        grader.grade(
+            make_user_question(bank.get(a.question_id).question, bank.get(a.question_id).reference), a.answer
+        ).score
+        for a in answers
+    ]
+
     per_tier: dict[str, list[float]] = defaultdict(list)
     for a, s in zip(answers, scores, strict=True):
         per_tier[a.tier].append(s - a.expert_score)
@@ -306,6 +315,8 @@ def evaluate(
         "grades_per_s": round(len(answers) / wall, 1),
         "bias_by_tier": {t: round(float(np.mean(v)), 2) for t, v in sorted(per_tier.items())},
         "fallbacks": sum(1 for g in grades if g.grader.fallback),
+        "free_reference_qwk": round(quadratic_weighted_kappa(expert, free), 3),
+        "free_reference_spearman": round(spearman(expert, free), 3),
     }
 
 
@@ -339,6 +350,10 @@ def markdown_table(result: dict[str, object]) -> str:
         shown = f"{value} (95% CI {ci[0]}–{ci[1]})" if isinstance(ci, tuple | list) else str(value)
         lines.append(f"| {label} | {shown} | {target} |")
     lines.append(f"| MAE / within 0.5 | {result['mae']} / {result['within_half_point']} | |")
+    lines.append(
+        f"| free-reference mode QWK / Spearman | {result['free_reference_qwk']} / "
+        f"{result['free_reference_spearman']} | (answers graded against the reference text alone) |"
+    )
     lines.append("")
     lines.append(
         "Mean grader-minus-expert by tier: "

@@ -84,6 +84,10 @@ class Rubric(BaseModel):
     key_points: list[KeyPoint] = Field(min_length=1)
     misconceptions: list[Misconception] = Field(default_factory=list)
     numeric: NumericTarget | None = None
+    # True when the key points were split out of a reference answer by
+    # `bank.derive_key_points` rather than written as a rubric: the grader uses
+    # the aggregation fitted for that case.
+    derived: bool = False
 
 
 class Location(BaseModel):

@@ -7,6 +7,7 @@ way for every grader, so an LLM's free-form number is never used.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -76,6 +77,9 @@ class AggregationParams(BaseModel):
     missing_number_cap: float = 3.5
     # Blend with the whole answer's similarity to the reference (embedded grader only):
     # score = (1 - w) * rubric score + w * 5 * clip((sim - lo) / (hi - lo), 0, 1)
+    # Coverage over the best `top_fraction` of the core points only (1.0: all of them).
+    # Below 1 for rubrics derived from a free reference, whose sentences are not all essential.
+    top_fraction: float = 1.0
     holistic_weight: float = 0.0
     holistic_lo: float = 0.3
     holistic_hi: float = 0.8
@@ -101,10 +105,12 @@ def coverage(results: list[KeyPointResult], params: AggregationParams, *, soft: 
             return r.confidence
         return {"covered": 1.0, "partial": params.partial_credit, "missed": 0.0}[r.status]
 
-    total = sum(credit(r) for r in core) + params.optional_weight * sum(
+    core_credits = sorted((credit(r) for r in core), reverse=True)
+    keep = max(1, math.ceil(params.top_fraction * len(core_credits)))
+    total = sum(core_credits[:keep]) + params.optional_weight * sum(
         credit(r) for r in results if r not in core
     )
-    return min(1.0, total / max(1, len(core)))
+    return min(1.0, total / keep)
 
 
 def aggregate(

@@ -165,7 +165,7 @@ class LLMGrader:
         flags = [f for f in analysis.flags if f not in EMPTY_FLAGS]
         if rejected:
             flags.append(f"evidence-rejected:{rejected}")
-        params = self.fallback.calibration.aggregation
+        params = self.fallback.calibration.for_question(question)[0]
         return Grade(
             score=aggregate(results, stated, numeric, params),
             key_points=results,

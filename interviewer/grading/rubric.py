@@ -71,6 +71,15 @@ class Calibration(BaseModel):
     m_bias: float = -11.5
     off_topic: float = 0.3  # best span similarity to anything in the rubric below this -> off-topic
     aggregation: AggregationParams = AggregationParams()
+    # For rubrics derived from a free reference (`grade --question --reference`, user documents).
+    free_aggregation: AggregationParams = AggregationParams()
+    free_off_topic: float = 0.3
+
+    def for_question(self, question: Question) -> tuple[AggregationParams, float]:
+        """(aggregation, off-topic threshold) for this question's kind of rubric."""
+        if question.rubric.derived:
+            return self.free_aggregation, self.free_off_topic
+        return self.aggregation, self.off_topic
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_FILE) -> Calibration:
@@ -275,7 +284,7 @@ class RubricGrader:
             if p >= 0.5:
                 stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
         relevance = max([kp[0] for kp in a.key_points] + [a.holistic])
-        if relevance < c.off_topic and not (a.numeric and a.numeric.verdict == "correct"):
+        if relevance < c.for_question(question)[1] and not (a.numeric and a.numeric.verdict == "correct"):
             flags.append("off-topic")
             return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
         return self._finish(
@@ -312,7 +321,7 @@ class RubricGrader:
                 results,
                 stated,
                 numeric,
-                self.calibration.aggregation,
+                self.calibration.for_question(question)[0],
                 holistic=holistic,
                 misconception_mass=misconception_mass,
             )
