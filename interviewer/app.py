@@ -49,10 +49,8 @@ def make_manager(settings: Settings, **services: Any) -> SessionManager:
     return SessionManager(settings, services=Services(settings, speech=ReviewedSpeech(inner), **services))
 
 
-def _warn(exc: Exception, settings: Settings) -> str:
-    message = redact(str(exc), settings)
-    gr.Warning(message)
-    return message
+def _warn(exc: Exception, settings: Settings) -> None:
+    gr.Warning(redact(str(exc), settings))  # a toast; the page keeps what the candidate had
 
 
 class Interviews:
@@ -261,17 +259,12 @@ class Interviews:
         from .report_charts import draw_charts
 
         one = scope == "This session"
-        if one and self.view(session_id) is None:
-            return (
-                "*No session in this tab yet: start one, or choose “All sessions”.*",
-                *([None] * 4),
-                None,
-                None,
-            )
         try:
+            if one and self.view(session_id) is None:
+                raise BadInput("No session in this tab yet: start one, or choose “All sessions”.")
             report = build_report(self.manager, session_id if one else None)
         except InterviewerError as exc:
-            return (f"*{redact(str(exc), self.settings)}*", *([None] * 4), None, None)
+            return (f"*{redact(str(exc), self.settings)}*", *([None] * 6))
         figures = draw_charts(report)
         stem = f"interviewer-report-{session_id if one else 'all'}"
         md, html = report_files(

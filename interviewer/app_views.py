@@ -100,13 +100,32 @@ def event_message(event: Event) -> Message | None:
     if kind == "notice":
         return {"role": "assistant", "content": f"*Note: {e['text']}*"}
     if kind == "summary":
-        body = "\n".join(
-            f"- {line.strip()}" if line.startswith("  ") else line for line in e["text"].splitlines()
-        )
-        return {"role": "assistant", "content": f"{body}\n\n*The weakness report is in the Report tab.*"}
+        note = "*The weakness report is in the Report tab.*"
+        return {"role": "assistant", "content": f"{summary_markdown(e['text'])}\n\n{note}"}
     if kind == "skip":
         return {"role": "assistant", "content": e["text"]}
     return None
+
+
+def summary_markdown(text: str) -> str:
+    """The summary's indented lines as one Markdown list per block.
+
+    >>> print(summary_markdown("Missed:\\n  - warm up [002-07]\\n  002-07 (learning-rate): 1/5\\nWeakest: lr."))
+    Missed:
+    - warm up [002-07]
+    - 002-07 (learning-rate): 1/5
+    <BLANKLINE>
+    Weakest: lr.
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("  "):
+            out.append(f"- {line.strip().removeprefix('- ')}")
+        else:
+            if out and out[-1].startswith("- "):
+                out.append("")  # end the list
+            out.append(line)
+    return "\n".join(out)
 
 
 def chat_messages(events: Iterable[Event], streaming: str = "") -> list[Message]:

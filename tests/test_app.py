@@ -268,3 +268,16 @@ def test_llm_tokens_stream_into_the_chat(monkeypatch: pytest.MonkeyPatch, interv
     assert "How would  ▌" in shown and "How would you check that? ▌" in shown  # growing, with a cursor
     statuses = [status for _chat, _grade, status, _msg in interviews.on_send(sid, "again")]
     assert statuses[0].endswith("working…") and not statuses[-1].endswith("working…")
+
+
+def test_the_report_tab_shows_charts_and_offers_both_downloads(interviews: Interviews) -> None:
+    sid = started(interviews, questions=1)
+    drain(interviews.on_send(sid, "/answer"))  # the last question: the session ends
+    report, mastery, scores, grill, speech, md, html = interviews.on_finished(sid, "This session")
+    assert report.startswith(f"# Weakness report — session {sid}")
+    assert mastery is not None and scores is not None and grill is not None
+    assert speech is None  # no spoken answer, no speech chart
+    assert Path(md).read_text().startswith("# Weakness report")
+    assert "data:image/png;base64," in Path(html).read_text()
+    assert "No session in this tab" in interviews.on_report("", "This session")[0]
+    assert interviews.on_report("", "All sessions")[0].startswith("# Weakness report — all sessions")

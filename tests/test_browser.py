@@ -174,7 +174,7 @@ def send_typed(page: Any, answer: str) -> float:
     return time.perf_counter() - began
 
 
-def test_a_typed_and_spoken_interview_ends_with_its_report(
+def test_a_spoken_and_typed_interview_ends_with_its_report(
     app_url: str, browser: Any, bank: Any, tmp_path: Path
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -183,35 +183,38 @@ def test_a_typed_and_spoken_interview_ends_with_its_report(
     TIMINGS["first_question_s"] = round(time.perf_counter() - began, 2)
     first = asked(page)
     assert first.startswith("002-")
-    TIMINGS["turn_s"] = round(send_typed(page, partial_answer(bank, first)), 2)
-    assert "Covered" in text(page, "#grade") and "“" in text(page, "#grade")  # the evidence, quoted
-    if "follow-up" in text(page, "#status"):
-        shot(page, "1-follow-up")
-        page.click("#skip")  # on to question 2
-    wait_text(page, "#status", "question 2 of 2 · your answer")
 
-    second = asked(page)
-    wav = speak("Um, " + partial_answer(bank, second), tmp_path)
+    # Question 1, spoken: upload, review and edit the transcript, send it.
+    wav = speak("Um, " + partial_answer(bank, first), tmp_path)
     page.set_input_files("#audio input[type=file]", str(wav))
     began = time.perf_counter()
     transcribed = "document.querySelector('#transcript textarea').value.length > 10"
     page.wait_for_function(transcribed, timeout=120_000)
-    TIMINGS["transcribe_s"] = round(time.perf_counter() - began, 2)
+    TIMINGS["transcribe_s"] = round(time.perf_counter() - began, 2)  # the first one loads Whisper
     heard = page.input_value("#transcript textarea")
     assert "words/min" in text(page, "#speech")  # the figures are shown with the editable transcript
     assert "Spoken answer" not in text(page, "#chat")  # nothing is sent before the review
     page.fill("#transcript textarea", heard + " That is my answer.")
-    shot(page, "2-transcript-review")
+    shot(page, "1-transcript-review")
     page.click("#send-voice")
     wait_text(page, "#chat", "Spoken answer")
     wait_text(page, "#grade", "Speech.")
     settle(page)
     assert "That is my answer." in text(page, "#chat")  # the edited text is what was graded
     assert page.input_value("#transcript textarea") == ""
-    shot(page, "3-mid-session")
+    assert "“" in text(page, "#grade")  # the evidence, quoted
+    shot(page, "2-mid-session")
     if "follow-up" in text(page, "#status"):
-        send_typed(page, bank.get(second).reference)  # the model answer covers the point asked about
+        send_typed(page, bank.get(first).reference)  # the model answer covers the point asked about
         wait_text(page, "#grade", "follow-up scored")
+    if "follow-up" in text(page, "#status"):
+        page.click("#skip")  # on to question 2
+    wait_text(page, "#status", "question 2 of 2 · your answer")
+
+    # Question 2, typed.
+    TIMINGS["turn_s"] = round(send_typed(page, partial_answer(bank, asked(page))), 2)
+    assert "Covered" in text(page, "#grade")
+    shot(page, "3-typed-answer")
 
     page.click("#end")
     wait_text(page, "#report", "Weakness report", timeout_s=60)
