@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize
@@ -41,6 +42,27 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, pos_weight: float = 1.0, l2: floa
 
     start = np.concatenate([np.full(x.shape[1], 2.0), [-4.0]])
     return minimize(loss, start, method="L-BFGS-B").x
+
+
+Grid = dict[tuple[str, ...], list[tuple[float, ...]]]
+
+
+def coordinate_search(
+    cal: Calibration, grid: Grid, objective: Callable[[Calibration], float], nested: str, passes: int = 2
+) -> tuple[Calibration, float]:
+    """Try each grid row in turn, keep what improves `objective`; names not on
+    `Calibration` itself are set on its `nested` aggregation params."""
+    best = objective(cal)
+    for _ in range(passes):
+        for names, options in grid.items():
+            for values in options:
+                trial = cal.model_copy(deep=True)
+                for name, v in zip(names, values, strict=True):
+                    setattr(trial if hasattr(trial, name) else getattr(trial, nested), name, v)
+                score = objective(trial)
+                if score > best + 1e-6:
+                    best, cal = score, trial
+    return cal, best
 
 
 def main() -> int:
@@ -100,7 +122,7 @@ def main() -> int:
     # 4. coordinate search over the aggregator and the off-topic threshold
     # Parameters searched together where they interact (penalty x detector bias).
     base_m_bias = cal.m_bias
-    grid: dict[tuple[str, ...], list[tuple[float, ...]]] = {
+    grid: Grid = {
         ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
         ("misconception_penalty", "m_bias"): [
             (p, base_m_bias + b)
@@ -114,17 +136,7 @@ def main() -> int:
             (w, lo, hi) for w in (0.0, 0.2, 0.35, 0.5) for lo in (0.2, 0.3, 0.4) for hi in (0.7, 0.8, 0.9)
         ],
     }
-    score = qwk(cal)
-    for _ in range(2):
-        for names, options in grid.items():
-            for values in options:
-                trial = cal.model_copy(deep=True)
-                for name, v in zip(names, values, strict=True):
-                    target = trial if hasattr(trial, name) else trial.aggregation
-                    setattr(target, name, v)
-                s = qwk(trial)
-                if s > score + 1e-6:
-                    score, cal = s, trial
+    cal, score = coordinate_search(cal, grid, qwk, "aggregation")
     print(f"calibration-split QWK after fitting: {score:.3f}", file=sys.stderr)
 
     # 5. The same answers graded against the reference answer alone (key points derived
@@ -138,7 +150,7 @@ def main() -> int:
         scores = [g.decide(q, an).score for q, an in zip(free_questions, free_analyses, strict=True)]
         return quadratic_weighted_kappa(expert, scores)
 
-    free_grid: dict[tuple[str, ...], list[tuple[float, ...]]] = {
+    free_grid: Grid = {
         ("curve",): [(v,) for v in (0.4, 0.5, 0.6, 0.8, 1.0, 1.2)],
         ("top_fraction",): [(v,) for v in (0.3, 0.4, 0.5, 0.6, 0.8, 1.0)],
         ("free_off_topic",): [(v,) for v in (0.15, 0.2, 0.25, 0.3, 0.35)],
@@ -146,17 +158,7 @@ def main() -> int:
             (w, lo, hi) for w in (0.0, 0.25, 0.5, 0.75) for lo in (0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8)
         ],
     }
-    free_score = free_qwk(cal)
-    for _ in range(2):
-        for names, options in free_grid.items():
-            for values in options:
-                trial = cal.model_copy(deep=True)
-                for name, v in zip(names, values, strict=True):
-                    target = trial if hasattr(trial, name) else trial.free_aggregation
-                    setattr(target, name, v)
-                s = free_qwk(trial)
-                if s > free_score + 1e-6:
-                    free_score, cal = s, trial
+    cal, free_score = coordinate_search(cal, free_grid, free_qwk, "free_aggregation")
     print(f"calibration-split QWK, free-reference mode: {free_score:.3f}", file=sys.stderr)
     CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
     print(json.dumps(cal.model_dump(), indent=1))

@@ -28,7 +28,7 @@ from ..schema import Question
 from .grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
 from .numbers import check_numeric
 from .prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
-from .rubric import EMPTY_FLAGS, RubricGrader, pick_follow_up, write_feedback
+from .rubric import EMPTY_FLAGS, RubricGrader, build_grade
 from .text import clean
 
 VERSION = "llm-1"
@@ -166,17 +166,8 @@ class LLMGrader:
         if rejected:
             flags.append(f"evidence-rejected:{rejected}")
         params = self.fallback.calibration.for_question(question)[0]
-        return Grade(
-            score=aggregate(results, stated, numeric, params),
-            key_points=results,
-            misconceptions=stated,
-            numeric=numeric,
-            flags=flags,
-            feedback=write_feedback(results, stated, numeric, flags),
-            follow_up=pick_follow_up(results),
-            grader=self._provenance(),
-            latency_ms=round((time.perf_counter() - t0) * 1000, 2),
-        )
+        score = aggregate(results, stated, numeric, params)
+        return build_grade(score, results, stated, numeric, flags, self._provenance(), t0)
 
     def _provenance(self, fallback: str | None = None) -> Provenance:
         return Provenance(

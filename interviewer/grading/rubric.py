@@ -326,17 +326,32 @@ class RubricGrader:
                 misconception_mass=misconception_mass,
             )
         )
-        return Grade(
-            score=score,
-            key_points=results,
-            misconceptions=stated,
-            numeric=numeric,
-            flags=flags,
-            feedback=write_feedback(results, stated, numeric, flags),
-            follow_up=pick_follow_up(results),
-            grader=Provenance(grader=self.name, version=VERSION),
-            latency_ms=round((time.perf_counter() - t0) * 1000, 2),
+        return build_grade(
+            score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0
         )
+
+
+def build_grade(
+    score: float,
+    results: list[KeyPointResult],
+    stated: list[MisconceptionResult],
+    numeric: NumericCheck | None,
+    flags: list[str],
+    provenance: Provenance,
+    t0: float,
+) -> Grade:
+    """The Grade with its feedback, follow-up point and latency (shared by every grader)."""
+    return Grade(
+        score=score,
+        key_points=results,
+        misconceptions=stated,
+        numeric=numeric,
+        flags=flags,
+        feedback=write_feedback(results, stated, numeric, flags),
+        follow_up=pick_follow_up(results),
+        grader=provenance,
+        latency_ms=round((time.perf_counter() - t0) * 1000, 2),
+    )
 
 
 def pick_follow_up(results: list[KeyPointResult]) -> str | None:
