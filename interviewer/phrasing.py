@@ -58,7 +58,17 @@ def stem(text: str, share: float = 0.4, known: str = "") -> str:
         if any(n.rstrip(",.") not in given for n in re.findall(r"\d[\d,.]*", word)):
             keep = i
             break
-    return " ".join(words[:keep]).rstrip(",;:—-")
+    cue = " ".join(words[:keep]).rstrip(",;:—-")
+    # A stem of function words only ("this is") names nothing: better no stem at all.
+    if not any(w.lower().strip(",.;:") not in _FUNCTION_WORDS for w in cue.split()):
+        return ""
+    return cue
+
+
+_FUNCTION_WORDS = frozenset(
+    "a an the this that these those it its is are was were be to of in on for and or but so as at by "
+    "with from you your we they it's there here what which when how why".split()
+)
 
 
 def template_question(question: Question) -> str:
