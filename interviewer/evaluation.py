@@ -188,8 +188,8 @@ def transcription_noise(text: str, seed: int = 0) -> str:
     """What a speech-to-text transcript of the answer looks like.
 
     Lowercase, no punctuation, numbers spoken, fillers and a false start inserted.
-    >>> transcription_noise("Clip at 1.0, always.", seed=1)[:40]
-    'um clip at one point zero always'
+    >>> transcription_noise("Clip at 1.0, always.", seed=1)
+    'um clip at one i mean one point zero always'
     """
     rng = random.Random(seed)
     text = re.sub(r"\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?", _spoken_number, text)

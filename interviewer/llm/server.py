@@ -2,7 +2,7 @@
 
 For tests and for users without an API key:
 
-    >>> with start_local_server(default_gguf()) as server:
+    >>> with start_local_server(default_gguf()) as server:  # doctest: +SKIP
     ...     settings = load_settings(llm_base_url=server.base_url)   # http://127.0.0.1:PORT/v1
     ...     make_backend("openai-compatible", settings).complete(messages)
 
