@@ -36,6 +36,26 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+def length_batches(texts: list[str], max_batch: int = 32) -> list[list[str]]:
+    """Texts in batches of similar length, shortest first.
+
+    A batch is padded to its longest text, so one whole answer (~200 tokens)
+    batched with its 15-token sentences made every sentence cost as much as the
+    answer: 4-6x slower grading (bench, evals/results/bench.md).
+
+    >>> length_batches(["a b", "a much longer text than the others, by far", "c d"])
+    [['a b', 'c d'], ['a much longer text than the others, by far']]
+    """
+    ordered = sorted(texts, key=len)
+    batches: list[list[str]] = []
+    for text in ordered:
+        if batches and len(batches[-1]) < max_batch and len(text) <= 2 * len(batches[-1][0]) + 20:
+            batches[-1].append(text)
+        else:
+            batches.append([text])
+    return batches
+
+
 class Embedder:
     """Normalised embeddings with a small cache for texts seen before (rubric points)."""
 
@@ -78,9 +98,11 @@ class Embedder:
         fresh: dict[str, np.ndarray] = {}
         if todo:
             model = self.model
-            with self._lock:  # the torch model is not re-entrant across threads
-                vecs = model.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-            fresh = dict(zip(todo, np.asarray(vecs, dtype=np.float32), strict=True))
+            for batch in length_batches(todo):
+                with self._lock:  # the torch model is not re-entrant across threads
+                    vecs = model.encode(batch, batch_size=len(batch), normalize_embeddings=True,
+                                        convert_to_numpy=True)  # fmt: skip
+                fresh.update(zip(batch, np.asarray(vecs, dtype=np.float32), strict=True))
             if cache:
                 with self._lock:
                     self._cache.update(fresh)
