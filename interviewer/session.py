@@ -19,6 +19,7 @@ This module does no printing (terminal.py) and no grading (graph.py asks the gra
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections.abc import Iterator
@@ -155,7 +156,9 @@ class SessionManager:
         self.ensure_index()
         self.services.progress.start_session(session_id, dict(checked), self.services.now())
         initial = State(session_id=session_id, options=checked)
-        return session_id, self._collect(self._run(session_id, initial))
+        events = self._collect(self._run(session_id, initial))
+        self._prefetch(checked["backend"], events)
+        return session_id, events
 
     def send(self, session_id: str, message: str | AudioAnswer) -> list[Event]:
         """The events that follow the candidate's message (grade, follow-up, next question, ...)."""
@@ -175,7 +178,11 @@ class SessionManager:
             )  # fmt: skip
         parsed["at"] = self.services.now().isoformat()
         self.services.progress.touch_session(session_id, self.services.now())
-        yield from self._run(session_id, Command(resume=parsed))
+        shown = []
+        for event in self._run(session_id, Command(resume=parsed)):
+            shown.append(event)
+            yield event
+        self._prefetch(view.options.get("backend", self.settings.backend), shown)
 
     def state(self, session_id: str) -> SessionView:
         snapshot = self.graph.get_state(self._config(session_id))
@@ -223,6 +230,25 @@ class SessionManager:
         return session_id, events
 
     # -- internals --------------------------------------------------------
+
+    def _prefetch(self, backend: str, events: list[Event]) -> None:
+        """Embed the rubric of each question just asked, in the background while the candidate reads.
+
+        Only a speed-up: a question's first grade otherwise embeds its rubric (about a third
+        of that turn, see `interviewer bench`). Anything that fails here fails again, with
+        its message, at the grade.
+        """
+        asked = [e.question_id for e in events if e.type == "question" and e.question_id]
+        prime = getattr(self.services.grader(backend), "prime", None) if asked else None
+        if prime is None:
+            return
+        questions = [self.services.bank.get(qid) for qid in asked]
+
+        def run() -> None:
+            with contextlib.suppress(Exception):
+                prime(questions)
+
+        threading.Thread(target=run, name="interviewer-prefetch", daemon=True).start()
 
     def _where(self) -> str:
         url = self.settings.checkpoint_url

@@ -291,6 +291,17 @@ class RubricGrader:
             question, results, stated, a.numeric, flags, t0, holistic=a.holistic, misconception_mass=mass
         )
 
+    def prime(self, questions: list[Question]) -> None:
+        """Embed these questions' rubric phrasings and references now, so their first grade need not.
+
+        The session calls it in the background while the candidate reads the question.
+        """
+        for q in questions:
+            phrasings = [[k.text, *k.alternatives] for k in q.key_points]
+            phrasings += [[m.text, *m.alternatives] for m in q.rubric.misconceptions]
+            self.embedder.encode([q.reference, *(p for group in phrasings for p in group)])
+        _ = self.idf
+
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()
         return self.decide(question, self.analyze(question, answer), t0)
