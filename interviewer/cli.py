@@ -82,6 +82,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     return run_report(_settings(args), args)
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(_settings(args), args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="interviewer",
@@ -161,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["md", "html"], default="md")
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("bench", help="measure speed and memory on this machine against the targets")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
+    p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 
