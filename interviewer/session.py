@@ -248,7 +248,8 @@ class SessionManager:
             with contextlib.suppress(Exception):
                 prime(questions)
 
-        threading.Thread(target=run, name="interviewer-prefetch", daemon=True).start()
+        # Not a daemon: killing it inside torch at exit aborts the process; it ends within seconds.
+        threading.Thread(target=run, name="interviewer-prefetch").start()
 
     def _where(self) -> str:
         url = self.settings.checkpoint_url
