@@ -113,7 +113,7 @@ def run_batch(settings: Settings, grader: Grader, src: Path, out: Path | None) -
     failures = 0
     sink = out.open("w", encoding="utf-8") if out else sys.stdout
     try:
-        for number, line in enumerate(src.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for number, line in enumerate(src.read_text(encoding="utf-8", errors="replace").split("\n"), 1):
             if not line.strip():
                 continue
             try:
