@@ -134,7 +134,16 @@ class OpenAIBackend:
         return f"The LLM server at {self.base_url}"
 
     def _translate(self, exc: Exception, timeout_s: float | None) -> Exception:
-        """One user-facing error for whatever the client raised."""
+        """One user-facing error for whatever the client raised, never showing the API key.
+
+        A server or proxy may echo the request, Authorization header included, in its error text.
+        """
+        error = self._explain(exc, timeout_s)
+        if len(self._api_key) >= 8 and self._api_key in str(error):
+            return type(error)(str(error).replace(self._api_key, "[redacted]"))
+        return error
+
+    def _explain(self, exc: Exception, timeout_s: float | None) -> Exception:
         import openai
 
         where = self._where()
