@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .errors import BadAudio
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ class WhisperSpeech:
 
         audio = load_audio(path, max_audio_s=self.settings.max_audio_s)
         t = Transcriber(self.settings).transcribe(audio, prompt_terms=prompt_terms)
+        if t.no_speech:  # silence or noise is a recording to redo, never an empty answer to grade
+            raise BadAudio(
+                f"No speech detected in the recording ({t.duration_s:g} s): check the microphone and record it again."
+            )
         delivery = {k: v for k, v in t.to_json().items() if k != "text"}
         # numpy numbers -> plain JSON: the graph state must serialize in any checkpointer
         return Transcription(t.text, json.loads(json.dumps(delivery, default=_plain)))
