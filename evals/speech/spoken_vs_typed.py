@@ -22,7 +22,7 @@ from interviewer.settings import load_settings
 from interviewer.speech import Transcriber, load_audio, question_terms
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run_wer import ANSWERS, speak  # noqa: E402
+from run_wer import ANSWERS, speak
 
 
 def main() -> int:
