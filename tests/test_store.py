@@ -122,3 +122,37 @@ def test_an_unreachable_chroma_server_says_what_to_do(monkeypatch: pytest.Monkey
     monkeypatch.setenv("INTERVIEWER_CHROMA_URL", f"http://127.0.0.1:{_free_port()}")
     with pytest.raises(BackendUnavailable, match="chroma run"):
         Store(load_settings()).count()
+
+
+def _tiny_pdf(text: str) -> bytes:
+    """A one-page PDF with `text` on it, written by hand (no PDF library needed)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_ingest_reads_pdf_documents(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from interviewer.corpus_cli import ingest, read_document
+
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(_tiny_pdf("Stochastic rounding keeps tiny updates alive in low precision training."))
+    assert "Stochastic rounding" in read_document(pdf)
+    ingest(settings, [pdf])
+    hits = Store(settings).search("rounding randomly so small updates are not lost", k=3)
+    assert any(h.source == "paper" and "Stochastic rounding" in h.text for h in hits)
