@@ -132,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default=None)
     p.add_argument("--split", choices=["calibration", "held-out", "all"], default="held-out")
     p.add_argument("--runs", type=int, default=5, help="test-retest runs")
-    p.add_argument("--questions", type=int, default=None, help="only the first N questions (slow LLM backends)")
+    p.add_argument(
+        "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
 
