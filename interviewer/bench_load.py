@@ -1,11 +1,11 @@
-"""The benchmarks that run other processes: cold starts, the app under load, its peak memory.
+"""The benchmarks that run other processes: cold starts, the app under load, its peak memory, speech.
 
 Each helper starts `python -m interviewer.cli ...` with its own data directory,
 measures from the outside (the lines it prints, HTTP status, gradio_client
 calls, `/proc/<pid>/status`) and stops what it started. bench.py calls these
-and judges the figures; this module sets no targets and writes no files.
+and judges the figures; this module sets no targets and writes no results.
 
-    app = start_app(home, port)              # app.ready_s: process start -> HTTP 200
+    app = App(home)                          # app.ready_s: process start -> HTTP 200
     stats = run_load(app.url, 16, 5, pick)   # {"turns", "errors", "latencies_s", "wall_s", ...}
     peak_rss_bytes(app.proc.pid)             # VmHWM: the process's peak resident memory
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -21,10 +22,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import wave
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+WORDS_PER_S = 2.5  # espeak-ng at 150 words per minute
 # (session index, turn index, the prompt event awaiting an answer) -> the answer's text
 AnswerPicker = Callable[[int, int, dict[str, Any]], str]
 
@@ -245,3 +248,21 @@ def run_load(url: str, sessions: int, turns: int, pick: AnswerPicker) -> dict[st
         "start_latencies_s": starts,
         "wall_s": wall,
     }
+
+
+def make_speech(bank: list[Any], seconds: float, folder: Path) -> tuple[Path, float, Any]:
+    """About `seconds` of espeak-ng speech reading reference answers, as 16 kHz mono WAV."""
+    if not (shutil.which("espeak-ng") and shutil.which("sox")):
+        raise RuntimeError("espeak-ng and sox are needed to make test speech: apt-get install espeak-ng sox")
+    folder.mkdir(parents=True, exist_ok=True)
+    words: list[str] = []
+    for q in bank:  # the answers run on; Whisper is prompted with the first question's terms
+        words += q.reference.split()
+        if len(words) >= seconds * WORDS_PER_S:
+            break
+    text = " ".join(words[: int(seconds * WORDS_PER_S)])
+    raw, out = folder / "raw.wav", folder / "speech.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(raw), text], check=True)
+    subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out)], check=True)
+    with wave.open(str(out)) as w:
+        return out, w.getnframes() / w.getframerate(), bank[0]
