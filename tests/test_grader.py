@@ -135,3 +135,8 @@ def test_unknown_backend_names_the_valid_ones() -> None:
 
     with pytest.raises(UnknownBackend, match="rubric"):
         make_grader("gpt-magic", load_settings())
+
+
+def test_an_answer_in_another_script_is_told_to_answer_in_english(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    grade = grader.grade(bank.get(SPIKE), "损失突然飙升通常是因为一个坏的批次")
+    assert grade.score == 0 and "not-english" in grade.flags and "English" in grade.feedback

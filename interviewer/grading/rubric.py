@@ -88,7 +88,7 @@ class Calibration(BaseModel):
         return cls()
 
 
-EMPTY_FLAGS = {"empty", "no-answer", "gibberish"}
+EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
 
 
 @dataclass
@@ -196,7 +196,10 @@ class RubricGrader:
         cleaned = clean(text)
         rubric = question.rubric
         numeric = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None
-        if not cleaned or not content_stems(cleaned):
+        letters = [ch for ch in cleaned if ch.isalpha()]
+        if letters and sum(ch.isascii() for ch in letters) < 0.5 * len(letters):
+            flags.append("not-english")  # the rubric is English: say so rather than "no answer"
+        elif not cleaned or not content_stems(cleaned):
             flags.append("empty")
         elif says_dont_know(cleaned):
             flags.append("no-answer")
@@ -382,6 +385,8 @@ def write_feedback(
     """Two or three plain sentences: what was good, what is missing."""
     if "empty" in flags or "no-answer" in flags:
         return "No answer to grade. Try saying what you do know — partial answers earn partial credit."
+    if "not-english" in flags:
+        return "The answer is not in English; this interview is graded in English. Please answer in English."
     if "gibberish" in flags:
         return "That does not read as an answer. Answer in plain sentences."
     if "off-topic" in flags:
