@@ -168,7 +168,7 @@ class Bench:
         from .store import Store
 
         t0 = time.perf_counter()
-        get_embedder(self.settings.embedding_model).encode(["load the model"], cache=False)
+        get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(["load the model"], cache=False)
         self.details["embedding_model_load_s"] = time.perf_counter() - t0
         builds, noops = [], []
         for i in range(self.plan.index_builds):

@@ -125,7 +125,7 @@ class RubricGrader:
     def __init__(self, settings: Settings, calibration: Calibration | None = None) -> None:
         self.settings = settings
         self.calibration = calibration or Calibration.load()
-        self.embedder = get_embedder(settings.embedding_model)
+        self.embedder = get_embedder(settings.embedding_model, settings.embedding_precision)
         self._idf: IDF | None = None
 
     @property
@@ -180,6 +180,44 @@ class RubricGrader:
                     return i
         return None
 
+    def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray]:
+        """(span vectors, whole-answer vector) from one forward pass per sentence.
+
+        Clauses and windows lie inside a sentence, so their vectors are pooled
+        from the sentence's own token vectors (`Embedder.encode_parts`). The
+        whole answer's vector is the length-weighted mean of its sentences'.
+        """
+        sentences = [i for i, s in enumerate(spans) if s.level == "sentence"]
+        texts = [clean(spans[i].text) or spans[i].text for i in sentences]
+        ranges: list[list[tuple[int, int]]] = [[] for _ in sentences]
+        where: dict[int, tuple[int, int]] = {}  # span index -> (sentence number, part number)
+        alone: list[int] = []
+        for j, span in enumerate(spans):
+            if span.level == "sentence":
+                continue
+            k = next((n for n, i in enumerate(sentences) if spans[i].start <= span.start
+                      and span.end <= spans[i].end), None)  # fmt: skip
+            part = clean(span.text) or span.text
+            at = texts[k].find(part) if k is not None else -1
+            if k is None or at < 0:
+                alone.append(j)
+                continue
+            where[j] = (k, len(ranges[k]))
+            ranges[k].append((at, at + len(part)))
+        whole, parts = self.embedder.encode_parts(texts, ranges)
+        alone_vecs = self.embedder.encode([clean(spans[j].text) or spans[j].text for j in alone], cache=False)
+        dim = whole.shape[1] if len(whole) else alone_vecs.shape[1]
+        out = np.zeros((len(spans), dim), dtype=np.float32)
+        for n, i in enumerate(sentences):
+            out[i] = whole[n]
+        for j, (k, p) in where.items():
+            out[j] = parts[k][p]
+        for n, j in enumerate(alone):
+            out[j] = alone_vecs[n]
+        weights = np.array([len(t) for t in texts] or [1.0], dtype=np.float32)
+        mean = (weights[:, None] * whole).sum(axis=0) if len(whole) else out.mean(axis=0)
+        return out, mean / max(float(np.linalg.norm(mean)), 1e-12)
+
     # -- the grade --------------------------------------------------------
 
     def analyze(self, question: Question, answer: str) -> Analysis:
@@ -208,9 +246,7 @@ class RubricGrader:
         if set(flags) & EMPTY_FLAGS:
             return Analysis(flags=flags, numeric=numeric)
         spans = segment(text)
-        # one batch: every span plus the whole answer (for the holistic similarity)
-        vecs = self.embedder.encode([clean(s.text) or s.text for s in spans] + [cleaned[:2000]])
-        span_vecs, answer_vec = vecs[:-1], vecs[-1]
+        span_vecs, answer_vec = self._embed_spans(spans)
         answer_stems = set(content_stems(cleaned))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
