@@ -123,7 +123,13 @@ def main() -> int:
     # Parameters searched together where they interact (penalty x detector bias).
     base_m_bias = cal.m_bias
     grid: Grid = {
+        ("credit_floor", "credit_full"): [
+            (lo, hi) for lo in (0.0, 0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8, 0.9, 1.0)
+        ],
         ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
+        ("misconception_cap", "m_bias"): [
+            (cap, base_m_bias + b) for cap in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0) for b in (-1.0, -0.5, 0.0, 0.5, 1.0)
+        ],
         ("misconception_penalty", "m_bias"): [
             (p, base_m_bias + b)
             for p in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)
@@ -151,6 +157,10 @@ def main() -> int:
         return quadratic_weighted_kappa(expert, scores)
 
     free_grid: Grid = {
+        ("credit_floor", "credit_full"): [
+            (lo, hi) for lo in (0.0, 0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8, 0.9, 1.0)
+        ],
+        ("misconception_cap",): [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)],
         ("curve",): [(v,) for v in (0.4, 0.5, 0.6, 0.8, 1.0, 1.2)],
         ("top_fraction",): [(v,) for v in (0.3, 0.4, 0.5, 0.6, 0.8, 1.0)],
         ("free_off_topic",): [(v,) for v in (0.15, 0.2, 0.25, 0.3, 0.35)],

@@ -80,6 +80,13 @@ class AggregationParams(BaseModel):
     # Coverage over the best `top_fraction` of the core points only (1.0: all of them).
     # Below 1 for rubrics derived from a free reference, whose sentences are not all essential.
     top_fraction: float = 1.0
+    # A point's soft credit is its confidence stretched between these two: at or above
+    # `credit_full` it counts in full, at or below `credit_floor` not at all. A detector's
+    # 0.7 means "probably said", not "70 % said"; experts give full marks for it.
+    credit_floor: float = 0.0
+    credit_full: float = 1.0
+    # An answer that states a misconception scores at most this (after the penalty).
+    misconception_cap: float = 5.0
     holistic_weight: float = 0.0
     holistic_lo: float = 0.3
     holistic_hi: float = 0.8
@@ -102,7 +109,8 @@ def coverage(results: list[KeyPointResult], params: AggregationParams, *, soft: 
 
     def credit(r: KeyPointResult) -> float:
         if soft:
-            return r.confidence
+            span = max(params.credit_full - params.credit_floor, 1e-6)
+            return min(1.0, max(0.0, (r.confidence - params.credit_floor) / span))
         return {"covered": 1.0, "partial": params.partial_credit, "missed": 0.0}[r.status]
 
     core_credits = sorted((credit(r) for r in core), reverse=True)
@@ -136,6 +144,8 @@ def aggregate(
     # A grader that gives probabilities penalises by their sum (smoother); else by the count.
     mass = len(misconceptions) if misconception_mass is None else misconception_mass
     raw -= min(params.max_penalty, params.misconception_penalty * mass)
+    if misconceptions:
+        raw = min(raw, params.misconception_cap)
     if numeric is not None:
         if numeric.verdict == "incorrect":
             raw = min(raw, params.wrong_number_cap)

@@ -166,8 +166,8 @@ class RubricGrader:
             col += len(group)
         return out
 
-    def _overlap(self, group: list[str], answer_stems: set[str]) -> float:
-        return max(self.idf.recall(p, answer_stems) for p in group)
+    def _overlap(self, group: list[str], answer_stems: set[str], demote: set[str]) -> float:
+        return max(self.idf.recall(p, answer_stems, demote) for p in group)
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""
@@ -248,6 +248,7 @@ class RubricGrader:
         spans = segment(text)
         span_vecs, answer_vec = self._embed_spans(spans)
         answer_stems = set(content_stems(cleaned))
+        question_stems = set(content_stems(clean(question.question)))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
         kp_sims = self._similarity(kp_groups, spans, span_vecs)
@@ -258,7 +259,7 @@ class RubricGrader:
             # a span closer to a wrong claim than to this point does not cover it
             rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
             margin = min(0.0, float(row[i]) - rival)
-            key_points.append((float(row[i]), self._overlap(group, answer_stems), i, margin))
+            key_points.append((float(row[i]), self._overlap(group, answer_stems, question_stems), i, margin))
         misconceptions = []
         for row, group in zip(mc_sims, mc_groups, strict=True):
             i = int(row.argmax())
@@ -271,7 +272,7 @@ class RubricGrader:
             # and a span that negates the claim ("it needs no loss scaling") shares
             # its words without stating it
             span_stems = set(content_stems(clean(spans[i].text)))
-            lex = self._overlap(group, span_stems)
+            lex = self._overlap(group, span_stems, question_stems)
             if is_negated(spans[i].text) != is_negated(group[0]):
                 lex = 0.0
             misconceptions.append((sim, lex, i, margin))

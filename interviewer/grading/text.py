@@ -212,9 +212,20 @@ class IDF:
     def weight(self, term: str) -> float:
         return math.log((self.n + 1) / (self.counts.get(term, 0) + 0.5))
 
-    def recall(self, point: str, answer_stems: set[str]) -> float:
-        """IDF-weighted share of the point's content stems that the answer contains."""
+    def recall(self, point: str, answer_stems: set[str], demote: set[str] | None = None) -> float:
+        """IDF-weighted share of the point's content stems that the answer contains.
+
+        Stems in `demote` (the question's own words) do not count, unless the point
+        has no others: repeating "critical batch size" from the question says
+        nothing about whether it is task-dependent (question demoting).
+
+        >>> idf = IDF(["critical batch size depends on the task", "batch size"])
+        >>> idf.recall("critical batch size is task-dependent", {"critical", "batch", "size"}, {"critical", "batch", "size"})
+        0.0
+        """
         terms = set(content_stems(point))
+        if demote and terms - demote:
+            terms -= demote
         if not terms:
             return 0.0
         total = sum(self.weight(t) for t in terms)
