@@ -128,7 +128,9 @@ def main() -> int:
         ],
         ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
         ("misconception_cap", "m_bias"): [
-            (cap, base_m_bias + b) for cap in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0) for b in (-1.0, -0.5, 0.0, 0.5, 1.0)
+            (cap, base_m_bias + b)
+            for cap in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)
+            for b in (-1.0, -0.5, 0.0, 0.5, 1.0)
         ],
         ("misconception_penalty", "m_bias"): [
             (p, base_m_bias + b)

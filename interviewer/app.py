@@ -18,6 +18,7 @@ views in app_views.py; this module holds the handlers and the launch.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import threading
@@ -83,12 +84,20 @@ class Interviews:
             if backend == "rubric":  # an LLM grader would make a paid call: it warms on first use
                 self.stage = "Loading the grading model (about 10 s)…"
                 question = next(iter(services.bank))
-                services.grader(backend).grade(question, question.reference)
+                grader = services.grader(backend)
+                grader.grade(question, question.reference)
+                threading.Thread(target=self._prime_bank, args=(grader,), name="interviewer-prime",
+                                 daemon=True).start()  # fmt: skip
         except InterviewerError as exc:
             self._error = exc
         finally:
             self.stage = "Ready."
             self._ready.set()
+
+    def _prime_bank(self, grader: Any) -> None:
+        """Every rubric's vectors, from the data directory or computed (see `RubricGrader.prime_bank`)."""
+        with contextlib.suppress(Exception):  # only a speed-up: a grade embeds what it lacks
+            grader.prime_bank()
 
     def warm_up_in_background(self) -> None:
         threading.Thread(target=self.warm_up, name="interviewer-warm-up", daemon=True).start()

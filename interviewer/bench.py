@@ -80,6 +80,7 @@ FIGURES: dict[str, tuple[str, str, float | None]] = {
     "retrieval_p95_ms": ("retrieval (k=5), p95", "ms", None),
     "index_build_s": ("corpus index build, fresh home", "s", None),
     "reindex_noop_s": ("re-index, nothing changed", "s", None),
+    "rubric_vectors_s": ("rubric vectors for the whole bank, fresh home", "s", None),
     "transcription_rtf": ("transcription, x real time", "x", 0.3),
     "load_errors": ("16 sessions at once: errors", "", 0.0),
     "load_p50_s": ("16 sessions at once: turn latency p50", "s", None),
@@ -158,6 +159,8 @@ class Bench:
         """A data directory with a copy of the built index (each process keeps its own progress)."""
         home = self.root / name
         shutil.copytree(self.settings.home / "chroma", home / "chroma")
+        if (self.settings.home / "cache").is_dir():  # the rubric vectors `interviewer index` keeps
+            shutil.copytree(self.settings.home / "cache", home / "cache")
         return home
 
     # -- in process ---------------------------------------------------------
@@ -168,7 +171,9 @@ class Bench:
         from .store import Store
 
         t0 = time.perf_counter()
-        get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(["load the model"], cache=False)
+        get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(
+            ["load the model"], cache=False
+        )
         self.details["embedding_model_load_s"] = time.perf_counter() - t0
         builds, noops = [], []
         for i in range(self.plan.index_builds):
@@ -183,6 +188,11 @@ class Bench:
             noops.append(report.seconds)
         self.details.update(index_build_s=builds, reindex_noop_s=noops, chunks=report.total)
         self.figures["index_build_s"], self.figures["reindex_noop_s"] = median(builds), median(noops)
+        from .grading.rubric import RubricGrader
+
+        t0 = time.perf_counter()  # what `interviewer index` adds: every rubric's vectors, kept on disk
+        RubricGrader(self.settings).prime_bank()
+        self.figures["rubric_vectors_s"] = time.perf_counter() - t0
 
     def turns(self) -> None:
         from .session import SessionManager, SessionOptions

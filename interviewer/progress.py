@@ -115,6 +115,7 @@ class ProgressStore:
                 if version > SCHEMA_VERSION:
                     raise _unreadable(self.path, f"written by a newer interviewer (schema {version})")
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints: safe if the process dies
             conn.executescript(SCHEMA)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:

@@ -214,7 +214,7 @@ class RubricGrader:
             out[j] = parts[k][p]
         for n, j in enumerate(alone):
             out[j] = alone_vecs[n]
-        weights = np.array([len(t) for t in texts] or [1.0], dtype=np.float32)
+        weights = np.array([float(len(t)) for t in texts] or [1.0], dtype=np.float32)
         mean = (weights[:, None] * whole).sum(axis=0) if len(whole) else out.mean(axis=0)
         return out, mean / max(float(np.linalg.norm(mean)), 1e-12)
 
@@ -331,16 +331,47 @@ class RubricGrader:
             question, results, stated, a.numeric, flags, t0, holistic=a.holistic, misconception_mass=mass
         )
 
+    @staticmethod
+    def rubric_texts(question: Question) -> list[str]:
+        """Every text of a question's rubric the grader embeds: reference, points, misconceptions."""
+        texts = [question.reference]
+        for kp in question.key_points:
+            texts += [kp.text, *kp.alternatives]
+        for m in question.rubric.misconceptions:
+            texts += [m.text, *m.alternatives]
+        return texts
+
     def prime(self, questions: list[Question]) -> None:
         """Embed these questions' rubric phrasings and references now, so their first grade need not.
 
         The session calls it in the background while the candidate reads the question.
         """
         for q in questions:
-            phrasings = [[k.text, *k.alternatives] for k in q.key_points]
-            phrasings += [[m.text, *m.alternatives] for m in q.rubric.misconceptions]
-            self.embedder.encode([q.reference, *(p for group in phrasings for p in group)])
+            self.embedder.encode(self.rubric_texts(q))
         _ = self.idf
+
+    def vector_cache_path(self) -> Path:
+        slug = "".join(ch if ch.isalnum() else "-" for ch in self.settings.embedding_model.lower())
+        return self.settings.home / "cache" / f"rubric-vectors-{slug}-{self.embedder.dtype}.npz"
+
+    def prime_bank(self, chunk: int = 4) -> tuple[int, int]:
+        """Embed every rubric in the bank, kept in the data directory between runs.
+
+        `interviewer index` and the app's warm-up call it. Without it, 16 sessions
+        starting together spend most of their first turns embedding rubrics
+        (py-spy under `interviewer bench`'s load). Works `chunk` questions at a
+        time so grades can use the model in between. Returns (loaded, computed).
+        """
+        path = self.vector_cache_path()
+        bank = list(load_bank(self.settings))
+        texts = [t for q in bank for t in self.rubric_texts(q)]
+        loaded = self.embedder.load_cache(path, texts)
+        missing = len({t for t in texts if not self.embedder.cached(t)})
+        for i in range(0, len(bank), chunk):
+            self.prime(bank[i : i + chunk])
+        if missing:
+            self.embedder.save_cache(path, texts)
+        return loaded, missing
 
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()
