@@ -29,14 +29,17 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data directory whose vector index is built once for the whole test run."""
+    """A data directory whose vector index and rubric vectors are built once for the whole run
+    (as `interviewer index` does)."""
     from interviewer.bank import load_bank
+    from interviewer.grading.rubric import RubricGrader
     from interviewer.settings import load_settings
     from interviewer.store import Store
 
     home = tmp_path_factory.mktemp("indexed-home")
     settings = load_settings(home=home)
     Store(settings).ensure_index(load_bank(settings))
+    RubricGrader(settings).prime_bank()
     return home
 
 

@@ -140,3 +140,37 @@ def test_unknown_backend_names_the_valid_ones() -> None:
 def test_an_answer_in_another_script_is_told_to_answer_in_english(grader, bank) -> None:  # type: ignore[no-untyped-def]
     grade = grader.grade(bank.get(SPIKE), "损失突然飙升通常是因为一个坏的批次")
     assert grade.score == 0 and "not-english" in grade.flags and "English" in grade.feedback
+
+
+def test_restating_the_question_earns_nothing(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-14")  # "Critical batch size?"
+    assert grader.grade(q, "The critical batch size is the batch size that is critical.").score <= 1.0
+
+
+def test_a_point_the_grader_is_fairly_sure_of_counts_in_full() -> None:
+    from interviewer.grading.grade import AggregationParams, KeyPointResult, aggregate
+
+    ramp = AggregationParams(credit_floor=0.3, credit_full=0.8)
+    sure = [KeyPointResult(text=t, core=True, status="covered", confidence=0.85) for t in "ab"]
+    unsure = [KeyPointResult(text=t, core=True, status="missed", confidence=0.25) for t in "ab"]
+    assert aggregate(sure, [], None, ramp) == 5.0
+    assert aggregate(unsure, [], None, ramp) == 0.0
+    assert aggregate(sure, [], None, AggregationParams()) < 5.0  # without the ramp, 0.85 is 85 %
+
+
+def test_a_stated_misconception_caps_the_score() -> None:
+    from interviewer.grading.grade import AggregationParams, KeyPointResult, MisconceptionResult, aggregate
+
+    points = [KeyPointResult(text="a", core=True, status="covered", confidence=1.0)]
+    wrong = [MisconceptionResult(text="w", evidence="w")]
+    capped = AggregationParams(misconception_penalty=0.0, misconception_cap=2.0)
+    assert aggregate(points, wrong, None, capped) == 2.0
+    assert aggregate(points, [], None, capped) == 5.0
+
+
+def test_every_rubric_is_embedded_once_and_kept_on_disk(indexed_home) -> None:  # type: ignore[no-untyped-def]
+    g = RubricGrader(load_settings())
+    g.prime_bank()  # the shared index's home: `built_index` primed it already
+    assert g.vector_cache_path().is_file()
+    loaded, computed = RubricGrader(load_settings()).prime_bank()
+    assert computed == 0 and loaded > 1000

