@@ -28,7 +28,6 @@ from interviewer.evaluation import load_answers, quadratic_weighted_kappa
 from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Calibration, RubricGrader
 from interviewer.settings import load_settings
 
-
 INVARIANCE_WEIGHT = float(os.environ.get("INVARIANCE_WEIGHT", "0"))
 
 
