@@ -57,3 +57,13 @@ def test_saved_vectors_load_back_and_a_damaged_or_foreign_file_loads_nothing(tmp
     path.write_bytes(b"not a numpy file")
     assert fresh.load_cache(path, texts) == 0
     assert fresh.load_cache(tmp_path / "missing.npz", texts) == 0
+
+
+def test_a_model_that_does_not_mean_pool_gets_its_parts_encoded_alone(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    embedder = Embedder(MODEL)
+    embedder._model = get_embedder(MODEL).model
+    monkeypatch.setattr(embedder, "_mean_pooled", lambda: False)
+    clause = SENTENCE.index(",")
+    whole, parts = embedder.encode_parts([SENTENCE], [[(0, clause)]])
+    expected = embedder.encode([SENTENCE[:clause]], cache=False)
+    assert np.allclose(parts[0][0], expected[0], atol=1e-6) and whole.shape == (1, 384)

@@ -127,6 +127,7 @@ class RubricGrader:
         self.calibration = calibration or Calibration.load()
         self.embedder = get_embedder(settings.embedding_model, settings.embedding_precision)
         self._idf: IDF | None = None
+        self._saved_loaded = False
 
     @property
     def idf(self) -> IDF:
@@ -344,8 +345,13 @@ class RubricGrader:
     def prime(self, questions: list[Question]) -> None:
         """Embed these questions' rubric phrasings and references now, so their first grade need not.
 
-        The session calls it in the background while the candidate reads the question.
+        The session calls it in the background while the candidate reads the question;
+        the first call loads the vectors `interviewer index` saved, if any.
         """
+        if not self._saved_loaded:
+            self._saved_loaded = True
+            bank = load_bank(self.settings)
+            self.embedder.load_cache(self.vector_cache_path(), [t for q in bank for t in self.rubric_texts(q)])
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
         _ = self.idf
@@ -366,6 +372,7 @@ class RubricGrader:
         bank = list(load_bank(self.settings))
         texts = [t for q in bank for t in self.rubric_texts(q)]
         loaded = self.embedder.load_cache(path, texts)
+        self._saved_loaded = True
         missing = len({t for t in texts if not self.embedder.cached(t)})
         for i in range(0, len(bank), chunk):
             self.prime(bank[i : i + chunk])
