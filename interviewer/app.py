@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import tempfile
 import threading
@@ -39,7 +40,18 @@ from .session import AudioAnswer, SessionManager, SessionOptions, SessionView
 from .settings import Settings
 from .state import PROMPT_TYPES, Event
 
-MAX_CONCURRENT = 16  # sessions served at once (each turn is a short CPU step)
+
+def concurrency(settings: Settings) -> int:
+    """Turns processed at once. The embedded grader is CPU work: more threads than about two
+    per core only fight over the GIL (16 sessions on 2 cores: p95 1.05 s at 16, 0.72 s at 4).
+    An LLM backend mostly waits on its server, so it gets 16."""
+    if settings.app_concurrency:
+        return settings.app_concurrency
+    if settings.backend != "rubric" or settings.grader != "rubric":
+        return 16
+    return max(2, 2 * (os.cpu_count() or 1))
+
+
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 PROGRESS = gr.Progress()  # Gradio gives each call its own tracker in its place
 
@@ -362,7 +374,7 @@ def build_app(
     """The Blocks app (not launched). `manager` comes from `make_manager(settings)`."""
     from .app_layout import layout
 
-    return layout(interviews or Interviews(settings, manager), MAX_CONCURRENT)
+    return layout(interviews or Interviews(settings, manager), concurrency(settings))
 
 
 def launch_options(

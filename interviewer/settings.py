@@ -53,6 +53,9 @@ class Settings(BaseSettings):
         default="auto",
         description="auto: bfloat16 where the CPU computes it natively (2-3x faster, same vectors to 0.998 cosine)",
     )
+    app_concurrency: int | None = Field(
+        default=None, ge=1, description="turns the app processes at once; default 2 per core (16 with an LLM)"
+    )
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 -> a Chroma server
     checkpoint_url: str | None = None  # postgresql://... -> Postgres checkpointer
 

@@ -351,7 +351,9 @@ class RubricGrader:
         if not self._saved_loaded:
             self._saved_loaded = True
             bank = load_bank(self.settings)
-            self.embedder.load_cache(self.vector_cache_path(), [t for q in bank for t in self.rubric_texts(q)])
+            self.embedder.load_cache(
+                self.vector_cache_path(), [t for q in bank for t in self.rubric_texts(q)]
+            )
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
         _ = self.idf
