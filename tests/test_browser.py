@@ -47,6 +47,9 @@ def app_url(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     """`interviewer ui` in a subprocess, on a free port, with a copy of the prebuilt index."""
     home = tmp_path_factory.mktemp("browser-home")
     shutil.copytree(built_index / "chroma", home / "chroma")
+    shutil.copytree(
+        built_index / "cache", home / "cache"
+    )  # rubric vectors, as `interviewer index` leaves them
     port = free_port()
     env = {**os.environ, "INTERVIEWER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False"}
     env.pop("OPENAI_API_KEY", None)

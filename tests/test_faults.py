@@ -63,6 +63,9 @@ def home_with_index(tmp_path: Path, built_index: Path, name: str = "home") -> Pa
     home = tmp_path / name
     home.mkdir(parents=True, exist_ok=True)
     shutil.copytree(built_index / "chroma", home / "chroma")
+    shutil.copytree(
+        built_index / "cache", home / "cache"
+    )  # rubric vectors, as `interviewer index` leaves them
     return home
 
 

@@ -151,6 +151,9 @@ def home(tmp_path: Path, built_index: Path) -> Path:
     home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
     shutil.copytree(built_index / "chroma", home / "chroma")
+    shutil.copytree(
+        built_index / "cache", home / "cache"
+    )  # rubric vectors, as `interviewer index` leaves them
     return home
 
 
