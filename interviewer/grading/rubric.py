@@ -349,11 +349,7 @@ class RubricGrader:
         the first call loads the vectors `interviewer index` saved, if any.
         """
         if not self._saved_loaded:
-            self._saved_loaded = True
-            bank = load_bank(self.settings)
-            self.embedder.load_cache(
-                self.vector_cache_path(), [t for q in bank for t in self.rubric_texts(q)]
-            )
+            self._load_saved()
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
         _ = self.idf
@@ -370,17 +366,20 @@ class RubricGrader:
         (py-spy under `interviewer bench`'s load). Works `chunk` questions at a
         time so grades can use the model in between. Returns (loaded, computed).
         """
-        path = self.vector_cache_path()
-        bank = list(load_bank(self.settings))
-        texts = [t for q in bank for t in self.rubric_texts(q)]
-        loaded = self.embedder.load_cache(path, texts)
-        self._saved_loaded = True
+        bank, texts, loaded = self._load_saved()
         missing = len({t for t in texts if not self.embedder.cached(t)})
         for i in range(0, len(bank), chunk):
             self.prime(bank[i : i + chunk])
         if missing:
-            self.embedder.save_cache(path, texts)
+            self.embedder.save_cache(self.vector_cache_path(), texts)
         return loaded, missing
+
+    def _load_saved(self) -> tuple[list[Question], list[str], int]:
+        """The bank, its rubric texts, and how many of their saved vectors were loaded."""
+        self._saved_loaded = True
+        bank = list(load_bank(self.settings))
+        texts = [t for q in bank for t in self.rubric_texts(q)]
+        return bank, texts, self.embedder.load_cache(self.vector_cache_path(), texts)
 
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()
