@@ -23,9 +23,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from interviewer.bank import load_bank, make_user_question
-from interviewer.evaluation import load_answers, quadratic_weighted_kappa
-from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Calibration, RubricGrader
-from interviewer.settings import load_settings
+from interviewer.evaluation import EvalAnswer, load_answers, quadratic_weighted_kappa
+from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Analysis, Calibration, RubricGrader
+from interviewer.settings import Settings, load_settings
 
 INVARIANCE_WEIGHT = 0.1  # see the objective in main()
 
@@ -67,25 +67,46 @@ def coordinate_search(
     return cal, best
 
 
+def analyse(settings: Settings, answers: list[EvalAnswer]) -> tuple[RubricGrader, list[Analysis]]:
+    """The grader's raw evidence for every answer (no fitted constant is used here)."""
+    bank = load_bank(settings)
+    grader = RubricGrader(settings, Calibration())
+    print(f"analysing {len(answers)} answers...", file=sys.stderr)
+    return grader, [grader.analyze(bank.get(a.question_id), a.answer) for a in answers]
+
+
 def main() -> int:
     settings = load_settings()
-    bank = load_bank(settings)
     answers = load_answers(split="calibration")
-    grader = RubricGrader(settings, Calibration())
-    print(f"analysing {len(answers)} calibration answers...", file=sys.stderr)
-    analyses = [grader.analyze(bank.get(a.question_id), a.answer) for a in answers]
+    grader, analyses = analyse(settings, answers)
+    cal = fit(settings, grader, answers, analyses)
+    CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
+    print(json.dumps(cal.model_dump(), indent=1))
+    return 0
+
+
+def fit(
+    settings: Settings,
+    grader: RubricGrader,
+    answers: list[EvalAnswer],
+    analyses: list[Analysis],
+    free: bool = True,
+) -> Calibration:
+    """Every constant of the embedded grader, fitted on these answers only
+    (`free=False` skips the free-reference aggregator)."""
+    bank = load_bank(settings)
 
     kx, ky, mx, my = [], [], [], []
     for a, an in zip(answers, analyses, strict=True):
         if set(an.flags) & EMPTY_FLAGS:
             continue
-        for i, (sim, lex, _span, margin) in enumerate(an.key_points):
-            kx.append((sim, lex, margin))
+        for i, (sim, lex, _span, margin, soft) in enumerate(an.key_points):
+            kx.append((sim, lex, margin, soft))
             ky.append(1.0 if i in a.covers else 0.5 if i in a.partial else 0.0)
         for i, (sim, lex, _span, margin) in enumerate(an.misconceptions):
             mx.append((sim, lex, margin))
             my.append(1.0 if i in a.misconceptions else 0.0)
-    w_sem, w_lex, w_margin, bias = fit_logistic(np.array(kx), np.array(ky))
+    w_sem, w_lex, w_margin, w_soft, bias = fit_logistic(np.array(kx), np.array(ky))
     mx_arr, my_arr = np.array(mx), np.array(my)
     m_sem, m_lex, m_margin, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
     print(
@@ -93,7 +114,7 @@ def main() -> int:
     )
 
     # 3. thresholds on the fitted credit
-    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin] + bias)))
+    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin, w_soft] + bias)))
     gold = np.array(ky)
     best = (-1.0, 0.6, 0.3)
     for cov in np.arange(0.40, 0.86, 0.025):
@@ -106,8 +127,24 @@ def main() -> int:
         f"status agreement {best[0]:.3f} at covered>={best[1]:.3f}, partial>={best[2]:.3f}", file=sys.stderr
     )
 
+    # 3b. the misconception detector's threshold: the best F1 against the expert's labels.
+    #     The grade shows each stated misconception as evidence, so the detector is fitted
+    #     for detection; the aggregator below only chooses how much a detection costs.
+    #     (Searched with the score alone, the threshold drifted to where almost nothing is
+    #     ever flagged and a rare flag caps the score instead.)
+    logit = mx_arr @ [m_sem, m_lex, m_margin]
+
+    def f1(b: float) -> float:
+        said = logit + b >= 0
+        tp = float((said & (my_arr == 1)).sum())
+        return 2 * tp / max(float(said.sum() + my_arr.sum()), 1.0)
+
+    m_bias = max(np.arange(m_bias - 2.0, m_bias + 2.01, 0.25), key=f1)
+    print(f"misconception F1 {f1(m_bias):.3f} at bias {m_bias:.2f}", file=sys.stderr)
+
     cal = Calibration(
-        w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), bias=float(bias),
+        w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), w_soft=float(w_soft),
+        bias=float(bias),
         m_sem=float(m_sem), m_lex=float(m_lex), m_margin=float(m_margin), m_bias=float(m_bias),
         covered=best[1], partial=best[2],
     )  # fmt: skip
@@ -129,24 +166,14 @@ def main() -> int:
         return quadratic_weighted_kappa(expert, scores) + INVARIANCE_WEIGHT * invariance
 
     # 4. coordinate search over the aggregator and the off-topic threshold
-    # Parameters searched together where they interact (penalty x detector bias).
-    base_m_bias = cal.m_bias
     grid: Grid = {
         ("credit_floor", "credit_full"): [
             (lo, hi) for lo in (0.0, 0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8, 0.9, 1.0)
         ],
         ("curve",): [(v,) for v in (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5)],
         ("top_fraction",): [(v,) for v in (0.6, 0.7, 0.8, 0.9, 1.0)],
-        ("misconception_cap", "m_bias"): [
-            (cap, base_m_bias + b)
-            for cap in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)
-            for b in (-1.0, -0.5, 0.0, 0.5, 1.0)
-        ],
-        ("misconception_penalty", "m_bias"): [
-            (p, base_m_bias + b)
-            for p in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)
-            for b in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
-        ],
+        ("misconception_cap",): [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)],
+        ("misconception_penalty",): [(v,) for v in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5)],
         ("wrong_number_cap",): [(v,) for v in (1.5, 2.0, 2.5, 3.0, 5.0)],
         ("missing_number_cap",): [(v,) for v in (2.0, 2.5, 3.0, 3.5, 5.0)],
         ("off_topic",): [(v,) for v in (0.2, 0.25, 0.3, 0.35, 0.4)],
@@ -156,6 +183,8 @@ def main() -> int:
     }
     cal, score = coordinate_search(cal, grid, qwk, "aggregation", passes=4)
     print(f"calibration-split QWK after fitting: {score:.3f}", file=sys.stderr)
+    if not free:
+        return cal
 
     # 5. The same answers graded against the reference answer alone (key points derived
     #    from its sentences, as for `grade --question --reference` and user documents).
@@ -182,9 +211,7 @@ def main() -> int:
     }
     cal, free_score = coordinate_search(cal, free_grid, free_qwk, "free_aggregation")
     print(f"calibration-split QWK, free-reference mode: {free_score:.3f}", file=sys.stderr)
-    CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
-    print(json.dumps(cal.model_dump(), indent=1))
-    return 0
+    return cal
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 T = TypeVar("T")
+
+
+class TokenVectors(NamedTuple):
+    """A text's contextual token vectors (unit rows) and each token's character range in it."""
+
+    vectors: np.ndarray  # (tokens, dim) float32
+    offsets: np.ndarray  # (tokens, 2) int
 
 
 def _text_key(text: str) -> str:
@@ -88,6 +95,7 @@ class Embedder:
         self.precision = precision
         self._model: SentenceTransformer | None = None
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._token_cache: OrderedDict[str, TokenVectors] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -152,20 +160,33 @@ class Embedder:
     def cached(self, text: str) -> bool:
         return text in self._cache
 
-    def save_cache(self, path: Path, texts: list[str]) -> None:
-        """Write the cached vectors of `texts` to `path` (.npz), keyed by a hash of each text."""
+    def save_cache(self, path: Path, texts: list[str], token_texts: list[str] | None = None) -> None:
+        """Write the cached vectors of `texts`, and the cached token vectors of `token_texts`,
+        to `path` (.npz), keyed by a hash of each text."""
         keep = [t for t in dict.fromkeys(texts) if t in self._cache]
-        if not keep:
+        tok = [t for t in dict.fromkeys(token_texts or []) if t in self._token_cache]
+        if not keep and not tok:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.stem + ".tmp.npz")
-        np.savez(tmp, keys=np.array([_text_key(t) for t in keep]),
-                 vectors=np.stack([self._cache[t] for t in keep]),
-                 model=np.array([self.model_name, self.dtype]))  # fmt: skip
+        encoded = [self._token_cache[t] for t in tok]
+        np.savez(
+            tmp,
+            keys=np.array([_text_key(t) for t in keep]),
+            vectors=np.stack([self._cache[t] for t in keep]) if keep else np.zeros((0, self.dim), np.float32),
+            model=np.array([self.model_name, self.dtype]),
+            token_keys=np.array([_text_key(t) for t in tok]),
+            token_counts=np.array([len(e.vectors) for e in encoded], dtype=np.int64),
+            token_vectors=(np.concatenate([e.vectors for e in encoded]) if tok
+                           else np.zeros((0, self.dim))).astype(np.float16),
+            token_offsets=(np.concatenate([e.offsets for e in encoded]) if tok
+                           else np.zeros((0, 2))).astype(np.int32),
+        )  # fmt: skip
         tmp.replace(path)
 
-    def load_cache(self, path: Path, texts: list[str]) -> int:
-        """Cache the vectors saved at `path` for those of `texts` it has; the number loaded.
+    def load_cache(self, path: Path, texts: list[str], token_texts: list[str] | None = None) -> int:
+        """Cache the vectors saved at `path` for those of `texts` (and token vectors for
+        those of `token_texts`) it has; the number of texts loaded.
 
         A missing, damaged or other model's file loads nothing: it is only slower.
         """
@@ -174,25 +195,68 @@ class Embedder:
                 if list(data["model"]) != [self.model_name, self.dtype]:
                     return 0
                 keys, vectors = list(data["keys"]), np.asarray(data["vectors"], dtype=np.float32)
+                token_keys = list(data["token_keys"]) if "token_keys" in data else []
+                counts = np.asarray(data["token_counts"]) if token_keys else np.zeros(0, np.int64)
+                token_vectors = np.asarray(data["token_vectors"], dtype=np.float32) if token_keys else None
+                token_offsets = np.asarray(data["token_offsets"]) if token_keys else None
         except (OSError, ValueError, KeyError, EOFError):
             return 0
-        if vectors.shape != (len(keys), self.dim):
+        if vectors.shape != (len(keys), self.dim) or (
+            token_vectors is not None
+            and (token_vectors.shape != (int(counts.sum()), self.dim) or len(counts) != len(token_keys))
+        ):
             return 0
         row = {str(k): i for i, k in enumerate(keys)}
         found = {t: row[_text_key(t)] for t in dict.fromkeys(texts) if _text_key(t) in row}
+        token_found: dict[str, TokenVectors] = {}
+        if token_vectors is not None and token_offsets is not None:
+            starts = np.concatenate([[0], np.cumsum(counts)])
+            token_row = {str(k): i for i, k in enumerate(token_keys)}
+            for t in dict.fromkeys(token_texts or []):
+                i = token_row.get(_text_key(t))
+                if i is not None:
+                    a, b = int(starts[i]), int(starts[i + 1])
+                    token_found[t] = TokenVectors(token_vectors[a:b], token_offsets[a:b].astype(np.int64))
         with self._lock:
             for text, i in found.items():
                 self._cache[text] = vectors[i]
+            self._token_cache.update(token_found)
         return len(found)
+
+    def tokens_cached(self, text: str) -> bool:
+        return text in self._token_cache
 
     def _mean_pooled(self) -> bool:
         modules = list(self.model)
         return len(modules) >= 2 and getattr(modules[1], "pooling_mode", None) in ("mean", ["mean"])
 
+    def _forward(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """One padded forward pass: per text (sentence vector, its real tokens' vectors, their
+        character offsets). [CLS], [SEP] and padding are left out."""
+        import torch
+
+        model = self.model
+        tok = model.tokenizer(
+            texts, padding=True, truncation=True, max_length=model.max_seq_length,
+            return_offsets_mapping=True, return_tensors="pt",
+        )  # fmt: skip
+        offsets = tok.pop("offset_mapping").numpy()
+        with self._lock, torch.inference_mode():
+            out = model(dict(tok))
+        tokens = out["token_embeddings"].float().numpy()
+        sentence = out["sentence_embedding"].float().numpy()
+        mask = tok["attention_mask"].numpy().astype(bool)
+        result = []
+        for row in range(len(texts)):
+            real = mask[row] & (offsets[row][:, 1] > offsets[row][:, 0])
+            result.append((sentence[row], tokens[row][real], offsets[row][real]))
+        return result
+
     def encode_parts(
         self, texts: list[str], parts: list[list[tuple[int, int]]]
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Each text's embedding, and one for each of its character ranges `parts[i]`.
+    ) -> tuple[np.ndarray, list[np.ndarray], list[TokenVectors]]:
+        """Each text's embedding, one for each of its character ranges `parts[i]`,
+        and its tokens' contextual vectors.
 
         A range's vector is the model's own mean pooling restricted to the
         range's tokens, from the text's single forward pass: a sentence and
@@ -201,42 +265,58 @@ class Embedder:
         get the ranges encoded on their own.
         """
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32), []
-        if not self._mean_pooled():
+            return np.zeros((0, self.dim), dtype=np.float32), [], []
+        pooled = self._mean_pooled()
+        whole_out: dict[int, np.ndarray] = {}
+        parts_out: dict[int, np.ndarray] = {}
+        tokens_out: dict[int, TokenVectors] = {}
+        for idx in length_batches(list(range(len(texts))), key=lambda i: len(texts[i])):
+            for i, (sentence, tokens, offsets) in zip(idx, self._forward([texts[i] for i in idx]), strict=True):
+                tokens_out[i] = TokenVectors(_unit_rows(tokens), offsets)
+                if not pooled:
+                    continue
+                whole_out[i] = sentence
+                vecs = []
+                for a, b in parts[i]:
+                    sel = (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
+                    v = tokens[sel].mean(axis=0) if sel.any() else sentence
+                    vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
+                parts_out[i] = np.array(vecs, dtype=np.float32).reshape(len(vecs), sentence.shape[0])
+        tokens_list = [tokens_out[i] for i in range(len(texts))]
+        if not pooled:
             whole = self.encode(texts, cache=False)
             return whole, [
                 self.encode([t[a:b] for a, b in ranges], cache=False) if ranges else np.zeros((0, self.dim))
                 for t, ranges in zip(texts, parts, strict=True)
-            ]
-        import torch
-
-        model = self.model
-        whole_out: dict[int, np.ndarray] = {}
-        parts_out: dict[int, np.ndarray] = {}
-        for idx in length_batches(list(range(len(texts))), key=lambda i: len(texts[i])):
-            tok = model.tokenizer(
-                [texts[i] for i in idx], padding=True, truncation=True, max_length=model.max_seq_length,
-                return_offsets_mapping=True, return_tensors="pt",
-            )  # fmt: skip
-            offsets = tok.pop("offset_mapping").numpy()
-            with self._lock, torch.inference_mode():
-                out = model(dict(tok))
-            tokens = out["token_embeddings"].float().numpy()
-            sentence = out["sentence_embedding"].float().numpy()
-            mask = tok["attention_mask"].numpy().astype(bool)
-            for row, i in enumerate(idx):
-                whole_out[i] = sentence[row]
-                real = mask[row] & (offsets[row][:, 1] > offsets[row][:, 0])  # no [CLS]/[SEP]/padding
-                vecs = []
-                for a, b in parts[i]:
-                    sel = real & (offsets[row][:, 0] >= a) & (offsets[row][:, 1] <= b)
-                    v = tokens[row][sel].mean(axis=0) if sel.any() else sentence[row]
-                    vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
-                parts_out[i] = np.array(vecs, dtype=np.float32).reshape(len(vecs), sentence.shape[1])
+            ], tokens_list
         return (
             np.stack([whole_out[i] for i in range(len(texts))]).astype(np.float32),
             [parts_out[i] for i in range(len(texts))],
+            tokens_list,
         )
+
+    def encode_tokens(self, texts: list[str]) -> list[TokenVectors]:
+        """Each text's contextual token vectors, cached like `encode`'s (one text per pass,
+        so a vector never depends on its batch). Rubric points use them for soft word matching."""
+        out = []
+        for text in texts:
+            hit = self._token_cache.get(text)
+            if hit is None:
+                _, tokens, offsets = self._forward([text])[0]
+                hit = TokenVectors(_unit_rows(tokens), offsets)
+                with self._lock:
+                    self._token_cache[text] = hit
+                    while len(self._token_cache) > self._cache_size // 5:  # ~25 kB a text
+                        self._token_cache.popitem(last=False)
+            out.append(hit)
+        return out
+
+
+def _unit_rows(m: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, rounded through float16 (how they are saved, so a saved
+    and a fresh vector are the same number)."""
+    m = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    return m.astype(np.float16).astype(np.float32)
 
 
 _EMBEDDERS: dict[tuple[str, str], Embedder] = {}

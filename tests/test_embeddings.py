@@ -26,7 +26,7 @@ def test_a_rubric_vector_does_not_depend_on_what_it_is_encoded_with() -> None:
 def test_a_clause_vector_is_pooled_from_its_sentence() -> None:
     embedder = get_embedder(MODEL)
     clause = SENTENCE.index(",")
-    whole, parts = embedder.encode_parts([SENTENCE], [[(0, clause), (clause + 7, len(SENTENCE))]])
+    whole, parts, _tokens = embedder.encode_parts([SENTENCE], [[(0, clause), (clause + 7, len(SENTENCE))]])
     standalone = embedder.encode([SENTENCE, SENTENCE[:clause], SENTENCE[clause + 7 :]], cache=False)
     assert float(whole[0] @ standalone[0]) > 0.99
     first, second = parts[0]
@@ -35,8 +35,9 @@ def test_a_clause_vector_is_pooled_from_its_sentence() -> None:
 
 
 def test_a_sentence_without_parts_gets_no_part_vectors() -> None:
-    whole, parts = get_embedder(MODEL).encode_parts(["Clip gradients at 1.0."], [[]])
+    whole, parts, tokens = get_embedder(MODEL).encode_parts(["Clip gradients at 1.0."], [[]])
     assert whole.shape == (1, 384) and parts[0].shape == (0, 384)
+    assert tokens[0].vectors.shape[0] == len(tokens[0].offsets) >= 5  # clip, gradients, at, 1, ., 0, .
 
 
 def test_saved_vectors_load_back_and_a_damaged_or_foreign_file_loads_nothing(tmp_path: Path) -> None:
@@ -44,12 +45,18 @@ def test_saved_vectors_load_back_and_a_damaged_or_foreign_file_loads_nothing(tmp
     embedder = get_embedder(MODEL)
     vectors = embedder.encode(texts)
     path = tmp_path / "cache" / "vectors.npz"
-    embedder.save_cache(path, texts)
+    tokens = embedder.encode_tokens(texts)
+    embedder.save_cache(path, texts, texts)
 
     fresh = Embedder(MODEL)
     fresh._model = embedder.model
-    assert fresh.load_cache(path, [*texts, "a text never saved"]) == 2
+    assert fresh.load_cache(path, [*texts, "a text never saved"], texts) == 2
     assert np.array_equal(fresh.encode(texts), vectors)
+    assert all(fresh.tokens_cached(t) for t in texts)
+    for saved, computed in zip(fresh.encode_tokens(texts), tokens, strict=True):
+        # saved as float16, and fresh vectors are rounded the same way: the same grade either way
+        assert np.array_equal(saved.vectors, computed.vectors)
+        assert np.array_equal(saved.offsets, computed.offsets)
 
     other = Embedder("another-model")
     other._model = embedder.model
@@ -64,6 +71,12 @@ def test_a_model_that_does_not_mean_pool_gets_its_parts_encoded_alone(monkeypatc
     embedder._model = get_embedder(MODEL).model
     monkeypatch.setattr(embedder, "_mean_pooled", lambda: False)
     clause = SENTENCE.index(",")
-    whole, parts = embedder.encode_parts([SENTENCE], [[(0, clause)]])
+    whole, parts, _tokens = embedder.encode_parts([SENTENCE], [[(0, clause)]])
     expected = embedder.encode([SENTENCE[:clause]], cache=False)
     assert np.allclose(parts[0][0], expected[0], atol=1e-6) and whole.shape == (1, 384)
+
+
+def test_token_vectors_are_unit_length_and_map_back_to_the_text() -> None:
+    (encoded,) = Embedder(MODEL).encode_tokens(["checkpoint rollback"])
+    assert np.allclose(np.linalg.norm(encoded.vectors, axis=1), 1.0, atol=1e-2)
+    assert "".join("checkpoint rollback"[a:b] for a, b in encoded.offsets) == "checkpointrollback"

@@ -174,3 +174,28 @@ def test_every_rubric_is_embedded_once_and_kept_on_disk(indexed_home) -> None:  
     assert g.vector_cache_path().is_file()
     loaded, computed = RubricGrader(load_settings()).prime_bank()
     assert computed == 0 and loaded > 1000
+
+
+def test_a_point_said_in_other_words_is_matched_word_by_word(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """Soft word matching (contextual token vectors) credits synonyms that word overlap misses."""
+    q = bank.get(SPIKE)
+    point = [kp.text for kp in q.key_points if "checkpoint" in kp.text.lower()][:1]
+    assert point, "the spike question has a roll-back point"
+    demote = set()
+    said = grader.embedder.encode_parts(["I would restore a checkpoint saved before the jump."], [[]])[2][0]
+    unrelated = grader.embedder.encode_parts(["I would raise the weight decay and train longer."], [[]])[2][0]
+    assert grader._soft_recall(point, said.vectors, demote) > grader._soft_recall(point, unrelated.vectors, demote) + 0.15
+
+
+def test_saved_rubric_vectors_grade_exactly_like_fresh_ones(indexed_home, bank) -> None:  # type: ignore[no-untyped-def]
+    answer = "Restore a checkpoint from before the jump, skip those batches, and lower the LR a bit."
+    saved = RubricGrader(load_settings())
+    saved.prime_bank()  # loads sentence and token vectors from disk
+    fresh = RubricGrader(load_settings())
+    from interviewer.embeddings import Embedder
+
+    fresh.embedder = Embedder(saved.embedder.model_name, saved.embedder.precision)
+    fresh.embedder._model = saved.embedder.model  # same weights, nothing cached
+    a, b = saved.grade(bank.get(SPIKE), answer), fresh.grade(bank.get(SPIKE), answer)
+    assert a.score == b.score
+    assert [k.confidence for k in a.key_points] == [k.confidence for k in b.key_points]

@@ -47,6 +47,7 @@ from .text import (
     says_dont_know,
     segment,
     strip_injections,
+    word_stems,
 )
 
 VERSION = "rubric-1"
@@ -60,6 +61,7 @@ class Calibration(BaseModel):
     w_sem: float = 14.0
     w_lex: float = 3.0
     w_margin: float = 5.0
+    w_soft: float = 0.0
     bias: float = -9.0
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
@@ -98,8 +100,8 @@ class Analysis:
     flags: list[str]
     numeric: NumericCheck | None
     spans: list[str] = field(default_factory=list)
-    # (similarity, overlap, span index, margin over the closest misconception, <= 0)
-    key_points: list[tuple[float, float, int, float]] = field(default_factory=list)
+    # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall)
+    key_points: list[tuple[float, float, int, float, float]] = field(default_factory=list)
     # (similarity, overlap, span index, margin over the closest key point)
     misconceptions: list[tuple[float, float, int, float]] = field(default_factory=list)
     holistic: float = 0.0  # similarity of the whole answer to the reference answer
@@ -181,8 +183,9 @@ class RubricGrader:
                     return i
         return None
 
-    def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray]:
-        """(span vectors, whole-answer vector) from one forward pass per sentence.
+    def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(span vectors, whole-answer vector, the answer's token vectors) from one
+        forward pass per sentence.
 
         Clauses and windows lie inside a sentence, so their vectors are pooled
         from the sentence's own token vectors (`Embedder.encode_parts`). The
@@ -205,7 +208,7 @@ class RubricGrader:
                 continue
             where[j] = (k, len(ranges[k]))
             ranges[k].append((at, at + len(part)))
-        whole, parts = self.embedder.encode_parts(texts, ranges)
+        whole, parts, tokens = self.embedder.encode_parts(texts, ranges)
         alone_vecs = self.embedder.encode([clean(spans[j].text) or spans[j].text for j in alone], cache=False)
         dim = whole.shape[1] if len(whole) else alone_vecs.shape[1]
         out = np.zeros((len(spans), dim), dtype=np.float32)
@@ -217,7 +220,44 @@ class RubricGrader:
             out[j] = alone_vecs[n]
         weights = np.array([float(len(t)) for t in texts] or [1.0], dtype=np.float32)
         mean = (weights[:, None] * whole).sum(axis=0) if len(whole) else out.mean(axis=0)
-        return out, mean / max(float(np.linalg.norm(mean)), 1e-12)
+        answer_tokens = np.concatenate([t.vectors for t in tokens]) if tokens else np.zeros((0, dim), np.float32)
+        return out, mean / max(float(np.linalg.norm(mean)), 1e-12), answer_tokens
+
+    def _soft_recall(self, group: list[str], answer_tokens: np.ndarray, demote: set[str]) -> float:
+        """BERTScore-style recall: the IDF-weighted mean, over the point's content words,
+        of each word's best cosine to any token of the answer (contextual vectors).
+
+        Word overlap misses "restore a checkpoint saved before the jump" for "roll back
+        to a checkpoint from before the spike"; contextual token vectors match
+        "restore" with "roll back" and "jump" with "spike" (Zhang et al., 2020).
+        """
+        if not len(answer_tokens):
+            return 0.0
+        best = 0.0
+        for phrase, encoded in zip(group, self.embedder.encode_tokens(group), strict=True):
+            weights = self._token_weights(phrase, encoded.offsets, demote)
+            if weights.sum() <= 0:
+                continue
+            sims = (encoded.vectors @ answer_tokens.T).max(axis=1)
+            best = max(best, float((weights * sims).sum() / weights.sum()))
+        return best
+
+    def _token_weights(self, phrase: str, offsets: np.ndarray, demote: set[str]) -> np.ndarray:
+        """Each token's share of its word's IDF weight; stopwords and the question's own
+        words (question demoting, as in `IDF.recall`) weigh nothing."""
+        found = word_stems(phrase)
+        content = {start: term for start, _end, term in found if term is not None}
+        if demote and set(content.values()) - demote:
+            content = {k: v for k, v in content.items() if v not in demote}
+        owner = np.full(len(offsets), -1)
+        for t, (a, _b) in enumerate(offsets):
+            owner[t] = next((start for start, end, _term in found if start <= a < end), -1)
+        weights = np.zeros(len(offsets), dtype=np.float32)
+        for start, term in content.items():
+            sel = owner == start
+            if sel.any():
+                weights[sel] = self.idf.weight(term) / sel.sum()
+        return weights
 
     # -- the grade --------------------------------------------------------
 
@@ -247,7 +287,7 @@ class RubricGrader:
         if set(flags) & EMPTY_FLAGS:
             return Analysis(flags=flags, numeric=numeric)
         spans = segment(text)
-        span_vecs, answer_vec = self._embed_spans(spans)
+        span_vecs, answer_vec, answer_tokens = self._embed_spans(spans)
         answer_stems = set(content_stems(cleaned))
         question_stems = set(content_stems(clean(question.question)))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
@@ -260,7 +300,9 @@ class RubricGrader:
             # a span closer to a wrong claim than to this point does not cover it
             rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
             margin = min(0.0, float(row[i]) - rival)
-            key_points.append((float(row[i]), self._overlap(group, answer_stems, question_stems), i, margin))
+            lex = self._overlap(group, answer_stems, question_stems)
+            soft = self._soft_recall(group, answer_tokens, question_stems)
+            key_points.append((float(row[i]), lex, i, margin, soft))
         misconceptions = []
         for row, group in zip(mc_sims, mc_groups, strict=True):
             i = int(row.argmax())
@@ -296,10 +338,10 @@ class RubricGrader:
             return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
         results = []
         numeric_idx = self._numeric_point(question)
-        for i, (kp, (sim, lex, span_i, margin)) in enumerate(
+        for i, (kp, (sim, lex, span_i, margin, soft)) in enumerate(
             zip(question.key_points, a.key_points, strict=True)
         ):
-            credit = _sigmoid(c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.bias)
+            credit = _sigmoid(c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.w_soft * soft + c.bias)
             evidence = a.spans[span_i]
             if i == numeric_idx and a.numeric is not None:
                 correct = a.numeric.verdict == "correct"
@@ -342,6 +384,11 @@ class RubricGrader:
             texts += [m.text, *m.alternatives]
         return texts
 
+    @staticmethod
+    def point_texts(question: Question) -> list[str]:
+        """The key points' phrasings, whose token vectors the soft word match uses."""
+        return [p for kp in question.key_points for p in (kp.text, *kp.alternatives)]
+
     def prime(self, questions: list[Question]) -> None:
         """Embed these questions' rubric phrasings and references now, so their first grade need not.
 
@@ -352,6 +399,7 @@ class RubricGrader:
             self._load_saved()
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
+            self.embedder.encode_tokens(self.point_texts(q))
         _ = self.idf
 
     def vector_cache_path(self) -> Path:
@@ -367,11 +415,13 @@ class RubricGrader:
         time so grades can use the model in between. Returns (loaded, computed).
         """
         bank, texts, loaded = self._load_saved()
+        points = [t for q in bank for t in self.point_texts(q)]
         missing = len({t for t in texts if not self.embedder.cached(t)})
+        missing_tokens = any(not self.embedder.tokens_cached(t) for t in points)
         for i in range(0, len(bank), chunk):
             self.prime(bank[i : i + chunk])
-        if missing:
-            self.embedder.save_cache(self.vector_cache_path(), texts)
+        if missing or missing_tokens:
+            self.embedder.save_cache(self.vector_cache_path(), texts, points)
         return loaded, missing
 
     def _load_saved(self) -> tuple[list[Question], list[str], int]:
@@ -379,7 +429,8 @@ class RubricGrader:
         self._saved_loaded = True
         bank = list(load_bank(self.settings))
         texts = [t for q in bank for t in self.rubric_texts(q)]
-        return bank, texts, self.embedder.load_cache(self.vector_cache_path(), texts)
+        points = [t for q in bank for t in self.point_texts(q)]
+        return bank, texts, self.embedder.load_cache(self.vector_cache_path(), texts, points)
 
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()

@@ -110,6 +110,14 @@ def content_stems(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
+def word_stems(text: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, stem) of each word in `text`; the stem is None for a stopword."""
+    return [
+        (m.start(), m.end(), None if m.group().lower() in STOPWORDS else stem(m.group()))
+        for m in _WORD.finditer(text)
+    ]
+
+
 @dataclass(frozen=True)
 class Span:
     text: str  # verbatim from the answer
