@@ -4,8 +4,10 @@
 
 What is fitted, in order (nothing here sees the held-out split):
 1. key-point credit: logistic regression of the expert's key-point labels
-   (covered = 1, partial = 0.5, missed = 0) on (embedding similarity, word overlap);
-2. misconception detector: the same on the expert's misconception labels;
+   (covered = 1, partial = 0.5, missed = 0) on (embedding similarity, word overlap,
+   margin over the closest misconception, soft word match);
+2. misconception detector: the same on the expert's misconception labels, its
+   threshold then set for the best F1 against those labels;
 3. the covered / partial thresholds on that credit (best status agreement);
 4. the aggregator (curve, misconception penalty, number caps) and the off-topic
    threshold, by coordinate search for the best quadratic weighted kappa;

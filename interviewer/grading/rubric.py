@@ -2,9 +2,10 @@
 
 For each rubric key point it finds the answer span (sentence, clause or word
 window) that best expresses it, by sentence-embedding similarity to the point
-and its accepted alternatives, plus IDF-weighted word overlap. A logistic
-curve fitted on the eval set's calibration split (`calibration.json`, written
-by `evals/calibrate.py`) turns the two into a credit in [0, 1]. Negation is
+and its accepted alternatives, plus IDF-weighted word overlap and a soft
+(BERTScore-style) word match on contextual token vectors. A logistic curve
+fitted on the eval set's calibration split (`calibration.json`, written by
+`evals/calibrate.py`) turns these into a credit in [0, 1]. Negation is
 checked on the matched span, so "do not restart from scratch" does not state
 the misconception "restart from scratch". Scores come from the shared
 aggregator in `grade.py`.
@@ -50,7 +51,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-1"
+VERSION = "rubric-2"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
@@ -130,6 +131,7 @@ class RubricGrader:
         self.embedder = get_embedder(settings.embedding_model, settings.embedding_precision)
         self._idf: IDF | None = None
         self._saved_loaded = False
+        self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
 
     @property
     def idf(self) -> IDF:
@@ -244,7 +246,17 @@ class RubricGrader:
 
     def _token_weights(self, phrase: str, offsets: np.ndarray, demote: set[str]) -> np.ndarray:
         """Each token's share of its word's IDF weight; stopwords and the question's own
-        words (question demoting, as in `IDF.recall`) weigh nothing."""
+        words (question demoting, as in `IDF.recall`) weigh nothing. Kept per phrase and
+        question: the same few rubric phrases are weighed on every grade."""
+        key = (phrase, frozenset(demote))
+        weights = self._weights.get(key)
+        if weights is None:
+            if len(self._weights) > 50_000:  # user questions come and go; the bank's stay small
+                self._weights.clear()
+            weights = self._weights[key] = self._weigh_tokens(phrase, offsets, demote)
+        return weights
+
+    def _weigh_tokens(self, phrase: str, offsets: np.ndarray, demote: set[str]) -> np.ndarray:
         found = word_stems(phrase)
         content = {start: term for start, _end, term in found if term is not None}
         if demote and set(content.values()) - demote:
@@ -417,10 +429,10 @@ class RubricGrader:
         bank, texts, loaded = self._load_saved()
         points = [t for q in bank for t in self.point_texts(q)]
         missing = len({t for t in texts if not self.embedder.cached(t)})
-        missing_tokens = any(not self.embedder.tokens_cached(t) for t in points)
+        missing += len({t for t in points if not self.embedder.tokens_cached(t)})  # their token vectors
         for i in range(0, len(bank), chunk):
             self.prime(bank[i : i + chunk])
-        if missing or missing_tokens:
+        if missing:
             self.embedder.save_cache(self.vector_cache_path(), texts, points)
         return loaded, missing
 

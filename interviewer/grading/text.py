@@ -8,6 +8,7 @@ verbatim quote), negation cues, prompt-injection sentences, and the cheap
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -85,6 +86,7 @@ _SUFFIXES = ("ization", "isation", "ations", "ation", "ments", "ment", "ness", "
              "edly", "ies", "ied", "ed", "ly", "es", "s")  # fmt: skip
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A deliberately crude stemmer: 'normalizes' and 'normalization' meet at 'normal'."""
     w = word.lower()
