@@ -16,8 +16,8 @@ import sys
 from collections import defaultdict
 
 import numpy as np
-
 from calibrate import analyse, fit
+
 from interviewer.bank import load_bank
 from interviewer.evaluation import load_answers, quadratic_weighted_kappa, tier_ordering
 from interviewer.grading.rubric import RubricGrader

@@ -271,7 +271,9 @@ class Embedder:
         parts_out: dict[int, np.ndarray] = {}
         tokens_out: dict[int, TokenVectors] = {}
         for idx in length_batches(list(range(len(texts))), key=lambda i: len(texts[i])):
-            for i, (sentence, tokens, offsets) in zip(idx, self._forward([texts[i] for i in idx]), strict=True):
+            for i, (sentence, tokens, offsets) in zip(
+                idx, self._forward([texts[i] for i in idx]), strict=True
+            ):
                 tokens_out[i] = TokenVectors(_unit_rows(tokens), offsets)
                 if not pooled:
                     continue
@@ -285,10 +287,16 @@ class Embedder:
         tokens_list = [tokens_out[i] for i in range(len(texts))]
         if not pooled:
             whole = self.encode(texts, cache=False)
-            return whole, [
-                self.encode([t[a:b] for a, b in ranges], cache=False) if ranges else np.zeros((0, self.dim))
-                for t, ranges in zip(texts, parts, strict=True)
-            ], tokens_list
+            return (
+                whole,
+                [
+                    self.encode([t[a:b] for a, b in ranges], cache=False)
+                    if ranges
+                    else np.zeros((0, self.dim))
+                    for t, ranges in zip(texts, parts, strict=True)
+                ],
+                tokens_list,
+            )
         return (
             np.stack([whole_out[i] for i in range(len(texts))]).astype(np.float32),
             [parts_out[i] for i in range(len(texts))],

@@ -184,7 +184,10 @@ def test_a_point_said_in_other_words_is_matched_word_by_word(grader, bank) -> No
     demote = set()
     said = grader.embedder.encode_parts(["I would restore a checkpoint saved before the jump."], [[]])[2][0]
     unrelated = grader.embedder.encode_parts(["I would raise the weight decay and train longer."], [[]])[2][0]
-    assert grader._soft_recall(point, said.vectors, demote) > grader._soft_recall(point, unrelated.vectors, demote) + 0.15
+    assert (
+        grader._soft_recall(point, said.vectors, demote)
+        > grader._soft_recall(point, unrelated.vectors, demote) + 0.15
+    )
 
 
 def test_saved_rubric_vectors_grade_exactly_like_fresh_ones(indexed_home, bank) -> None:  # type: ignore[no-untyped-def]

@@ -222,7 +222,9 @@ class RubricGrader:
             out[j] = alone_vecs[n]
         weights = np.array([float(len(t)) for t in texts] or [1.0], dtype=np.float32)
         mean = (weights[:, None] * whole).sum(axis=0) if len(whole) else out.mean(axis=0)
-        answer_tokens = np.concatenate([t.vectors for t in tokens]) if tokens else np.zeros((0, dim), np.float32)
+        answer_tokens = (
+            np.concatenate([t.vectors for t in tokens]) if tokens else np.zeros((0, dim), np.float32)
+        )
         return out, mean / max(float(np.linalg.norm(mean)), 1e-12), answer_tokens
 
     def _soft_recall(self, group: list[str], answer_tokens: np.ndarray, demote: set[str]) -> float:
