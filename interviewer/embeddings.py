@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -195,33 +195,36 @@ class Embedder:
                 if list(data["model"]) != [self.model_name, self.dtype]:
                     return 0
                 keys, vectors = list(data["keys"]), np.asarray(data["vectors"], dtype=np.float32)
-                token_keys = list(data["token_keys"]) if "token_keys" in data else []
-                counts = np.asarray(data["token_counts"]) if token_keys else np.zeros(0, np.int64)
-                token_vectors = np.asarray(data["token_vectors"], dtype=np.float32) if token_keys else None
-                token_offsets = np.asarray(data["token_offsets"]) if token_keys else None
+                tokens = self._saved_tokens(data, token_texts or []) if "token_keys" in data else {}
         except (OSError, ValueError, KeyError, EOFError):
             return 0
-        if vectors.shape != (len(keys), self.dim) or (
-            token_vectors is not None
-            and (token_vectors.shape != (int(counts.sum()), self.dim) or len(counts) != len(token_keys))
-        ):
+        if vectors.shape != (len(keys), self.dim) or tokens is None:
             return 0
         row = {str(k): i for i, k in enumerate(keys)}
         found = {t: row[_text_key(t)] for t in dict.fromkeys(texts) if _text_key(t) in row}
-        token_found: dict[str, TokenVectors] = {}
-        if token_vectors is not None and token_offsets is not None:
-            starts = np.concatenate([[0], np.cumsum(counts)])
-            token_row = {str(k): i for i, k in enumerate(token_keys)}
-            for t in dict.fromkeys(token_texts or []):
-                i = token_row.get(_text_key(t))
-                if i is not None:
-                    a, b = int(starts[i]), int(starts[i + 1])
-                    token_found[t] = TokenVectors(token_vectors[a:b], token_offsets[a:b].astype(np.int64))
         with self._lock:
             for text, i in found.items():
                 self._cache[text] = vectors[i]
-            self._token_cache.update(token_found)
+            self._token_cache.update(tokens)
         return len(found)
+
+    def _saved_tokens(self, data: Any, texts: list[str]) -> dict[str, TokenVectors] | None:
+        """The saved token vectors of those of `texts` in `data` (an open .npz); None if damaged."""
+        keys = [str(k) for k in data["token_keys"]]
+        counts = np.asarray(data["token_counts"])
+        vectors = np.asarray(data["token_vectors"], dtype=np.float32)
+        offsets = np.asarray(data["token_offsets"]).astype(np.int64)
+        if len(counts) != len(keys) or vectors.shape != (int(counts.sum()), self.dim):
+            return None
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+        row = {k: i for i, k in enumerate(keys)}
+        found = {}
+        for text in dict.fromkeys(texts):
+            i = row.get(_text_key(text))
+            if i is not None:
+                a, b = starts[i], starts[i + 1]
+                found[text] = TokenVectors(vectors[a:b], offsets[a:b])
+        return found
 
     def tokens_cached(self, text: str) -> bool:
         return text in self._token_cache
@@ -275,32 +278,26 @@ class Embedder:
                 idx, self._forward([texts[i] for i in idx]), strict=True
             ):
                 tokens_out[i] = TokenVectors(_unit_rows(tokens), offsets)
+                whole_out[i] = sentence if pooled else sentence / max(float(np.linalg.norm(sentence)), 1e-12)
                 if not pooled:
                     continue
-                whole_out[i] = sentence
                 vecs = []
                 for a, b in parts[i]:
                     sel = (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
                     v = tokens[sel].mean(axis=0) if sel.any() else sentence
                     vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
                 parts_out[i] = np.array(vecs, dtype=np.float32).reshape(len(vecs), sentence.shape[0])
-        tokens_list = [tokens_out[i] for i in range(len(texts))]
         if not pooled:
-            whole = self.encode(texts, cache=False)
-            return (
-                whole,
-                [
-                    self.encode([t[a:b] for a, b in ranges], cache=False)
-                    if ranges
-                    else np.zeros((0, self.dim))
-                    for t, ranges in zip(texts, parts, strict=True)
-                ],
-                tokens_list,
-            )
+            parts_out = {
+                i: self.encode([texts[i][a:b] for a, b in ranges], cache=False)
+                if ranges
+                else np.zeros((0, self.dim))
+                for i, ranges in enumerate(parts)
+            }
         return (
             np.stack([whole_out[i] for i in range(len(texts))]).astype(np.float32),
             [parts_out[i] for i in range(len(texts))],
-            tokens_list,
+            [tokens_out[i] for i in range(len(texts))],
         )
 
     def encode_tokens(self, texts: list[str]) -> list[TokenVectors]:

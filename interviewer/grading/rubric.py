@@ -428,8 +428,7 @@ class RubricGrader:
         (py-spy under `interviewer bench`'s load). Works `chunk` questions at a
         time so grades can use the model in between. Returns (loaded, computed).
         """
-        bank, texts, loaded = self._load_saved()
-        points = [t for q in bank for t in self.point_texts(q)]
+        bank, texts, points, loaded = self._load_saved()
         missing = len({t for t in texts if not self.embedder.cached(t)})
         missing += len({t for t in points if not self.embedder.tokens_cached(t)})  # their token vectors
         for i in range(0, len(bank), chunk):
@@ -438,13 +437,14 @@ class RubricGrader:
             self.embedder.save_cache(self.vector_cache_path(), texts, points)
         return loaded, missing
 
-    def _load_saved(self) -> tuple[list[Question], list[str], int]:
-        """The bank, its rubric texts, and how many of their saved vectors were loaded."""
+    def _load_saved(self) -> tuple[list[Question], list[str], list[str], int]:
+        """The bank, its rubric texts, its key points' phrasings, and how many of the
+        texts' saved vectors were loaded."""
         self._saved_loaded = True
         bank = list(load_bank(self.settings))
         texts = [t for q in bank for t in self.rubric_texts(q)]
         points = [t for q in bank for t in self.point_texts(q)]
-        return bank, texts, self.embedder.load_cache(self.vector_cache_path(), texts, points)
+        return bank, texts, points, self.embedder.load_cache(self.vector_cache_path(), texts, points)
 
     def grade(self, question: Question, answer: str) -> Grade:
         t0 = time.perf_counter()

@@ -109,7 +109,11 @@ def words(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     # single digits stay: "stage 1" and "stage 3" are different claims
-    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    return [
+        term
+        for start, end, term in word_stems(text)
+        if term is not None and (end - start > 1 or text[start].isdigit())
+    ]
 
 
 def word_stems(text: str) -> list[tuple[int, int, str | None]]:
