@@ -9,7 +9,7 @@ What is fitted, in order (nothing here sees the held-out split):
 2. misconception detector: the same on the expert's misconception labels, its
    threshold then set for the best F1 against those labels;
 3. the covered / partial thresholds on that credit (best status agreement);
-4. the aggregator (curve, misconception penalty, number caps) and the off-topic
+4. the aggregator (curve, misconception penalty, number and injection caps) and the off-topic
    threshold, by coordinate search for the best quadratic weighted kappa;
 5. a second aggregator for rubrics derived from a free reference answer, fitted
    by grading the same answers against the reference text alone.
@@ -30,6 +30,7 @@ from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Analysis, 
 from interviewer.settings import Settings, load_settings
 
 INVARIANCE_WEIGHT = 0.1  # see the objective in main()
+INJECTION_CAPS = [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)]
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, pos_weight: float = 1.0, l2: float = 1e-3) -> np.ndarray:
@@ -184,6 +185,9 @@ def fit(
         ],
     }
     cal, score = coordinate_search(cal, grid, qwk, "aggregation", passes=4)
+    # 4b. the injection cap last, on its own: it moves only the few answers that address the
+    #     grader, and searched with the rest it perturbs their path for no gain out of fold
+    cal, score = coordinate_search(cal, {("injection_cap",): INJECTION_CAPS}, qwk, "aggregation", passes=1)
     print(f"calibration-split QWK after fitting: {score:.3f}", file=sys.stderr)
     if not free:
         return cal
@@ -212,6 +216,9 @@ def fit(
         ],
     }
     cal, free_score = coordinate_search(cal, free_grid, free_qwk, "free_aggregation")
+    cal, free_score = coordinate_search(
+        cal, {("injection_cap",): INJECTION_CAPS}, free_qwk, "free_aggregation", passes=1
+    )
     print(f"calibration-split QWK, free-reference mode: {free_score:.3f}", file=sys.stderr)
     return cal
 

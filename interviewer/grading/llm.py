@@ -166,7 +166,7 @@ class LLMGrader:
         if rejected:
             flags.append(f"evidence-rejected:{rejected}")
         params = self.fallback.calibration.for_question(question)[0]
-        score = aggregate(results, stated, numeric, params)
+        score = aggregate(results, stated, numeric, params, flags=flags)
         return build_grade(score, results, stated, numeric, flags, self._provenance(), t0)
 
     def _provenance(self, fallback: str | None = None) -> Provenance:

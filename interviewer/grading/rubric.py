@@ -29,6 +29,7 @@ from ..embeddings import get_embedder
 from ..schema import Question
 from ..settings import Settings
 from .grade import (
+    INJECTION_FLAG,
     AggregationParams,
     Grade,
     KeyPointResult,
@@ -285,7 +286,7 @@ class RubricGrader:
             flags.append("truncated")
         text, injected = strip_injections(text)
         if injected:
-            flags.append("injection-ignored")
+            flags.append(INJECTION_FLAG)
         cleaned = clean(text)
         rubric = question.rubric
         numeric = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None
@@ -479,6 +480,7 @@ class RubricGrader:
                 self.calibration.for_question(question)[0],
                 holistic=holistic,
                 misconception_mass=misconception_mass,
+                flags=flags,
             )
         )
         return build_grade(
@@ -548,6 +550,6 @@ def write_feedback(
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
         parts.append(f"The number should be {numeric.target:g}{unit} ({said}).")
-    if "injection-ignored" in flags:
+    if INJECTION_FLAG in flags:
         parts.append("Instructions addressed to the grader were ignored.")
     return " ".join(parts) or "Complete answer."
