@@ -106,6 +106,14 @@ def test_a_negated_misconception_is_not_penalised(grader, bank) -> None:  # type
     assert right.score > wrong.score
 
 
+def test_a_claim_about_one_format_is_not_stated_by_a_sentence_about_another(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("003-32")  # misconception: "bf16 needs loss scaling"
+    right = grader.grade(q, "If you use fp16 you need loss scaling, because its range is small.")
+    wrong = grader.grade(q, "You need loss scaling with bf16 too, otherwise small gradients underflow.")
+    assert "bf16 needs loss scaling" not in [m.text for m in right.misconceptions]
+    assert "bf16 needs loss scaling" in [m.text for m in wrong.misconceptions]
+
+
 def test_spoken_numbers_are_checked(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("004-15")
     spoken = "four thousand ninety six times four thousand ninety six weights plus four thousand ninety six biases, so sixteen million seven hundred eighty one thousand three hundred twelve"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,22 @@ def numbers_agree(phrasings: list[str], span: str) -> bool:
     for phrase in phrasings:
         claimed = {q.value for q in extract_quantities(phrase)}
         if not claimed or any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said):
+            return True
+    return False
+
+
+_IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
+
+
+def identifiers_agree(phrasings: list[str], span: str) -> bool:
+    """A claim about "bf16" is not stated by a span about "fp16": when both name
+    letter-and-digit identifiers (fp16, int8, zero-3, llama2), they must share one."""
+    said = {m.lower() for m in _IDENTIFIER.findall(clean(span))}
+    if not said:
+        return True  # "it needs loss scaling": the subject may be the question's
+    for phrase in phrasings:
+        named = {m.lower() for m in _IDENTIFIER.findall(phrase)}
+        if not named or named & said:
             return True
     return False
 
@@ -322,8 +339,8 @@ class RubricGrader:
         for row, group in zip(mc_sims, mc_groups, strict=True):
             i = int(row.argmax())
             sim = float(row[i])
-            if not numbers_agree(group, spans[i].text):
-                sim = 0.0  # "7 GB" is not stated by a span that says "14 GB"
+            if not (numbers_agree(group, spans[i].text) and identifiers_agree(group, spans[i].text)):
+                sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
             # margin: how much closer the span is to the wrong claim than to any right one
             margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
             # overlap within the matched span only: a claim is stated in one place,
