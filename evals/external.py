@@ -1,0 +1,104 @@
+"""Check the free-reference grader on human-graded short answers from outside this project.
+
+    python evals/external.py FILE.csv [--question COL] [--reference COL] [--answer COL]
+                                      [--score COL] [--max-score 5] [--json]
+
+Any CSV with a question, a reference answer, a student answer and a human score
+works; the public Mohler et al. (2011) short-answer set (columns `question`,
+`desired_answer`, `student_answer`, `score_avg`, scores 0-5) is the default layout.
+Each answer is graded like `interviewer grade --question Q --reference R`: key points
+derived from the reference, the free-reference aggregator. Nothing here is fitted:
+the figures say how well the calibration made on this project's own eval set carries
+over to other questions, other students and other graders. No data is shipped with
+the repository; bring your own file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import pearsonr
+
+from interviewer.bank import make_user_question
+from interviewer.evaluation import bootstrap_ci, quadratic_weighted_kappa, spearman
+from interviewer.grading.rubric import RubricGrader
+from interviewer.settings import load_settings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv", type=Path)
+    parser.add_argument("--question", default="question")
+    parser.add_argument("--reference", default="desired_answer")
+    parser.add_argument("--answer", default="student_answer")
+    parser.add_argument("--score", default="score_avg")
+    parser.add_argument(
+        "--max-score", type=float, default=5.0, help="the human scale's top (rescaled to 0-5)"
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not args.csv.is_file():
+        print(f"error: {args.csv} not found; give a CSV of human-graded answers", file=sys.stderr)
+        return 2
+    with args.csv.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    missing = {args.question, args.reference, args.answer, args.score} - set(rows[0] if rows else {})
+    if missing:
+        print(f"error: {args.csv} has no column(s) {sorted(missing)}; name them with --question etc.",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    grader = RubricGrader(load_settings())
+    human, ours = [], []
+    by_question: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    latencies = []
+    skipped = []
+    for n, row in enumerate(rows, 2):  # line numbers as an editor shows them (1 is the header)
+        try:
+            q = make_user_question(row[args.question], row[args.reference])
+        except ValueError as exc:  # BankError and pydantic's ValidationError: no usable reference
+            skipped.append(f"line {n}: {str(exc).splitlines()[0]}")
+            continue
+        g = grader.grade(q, row[args.answer])
+        h = 5.0 * float(row[args.score]) / args.max_score
+        human.append(h)
+        ours.append(g.score)
+        by_question[row[args.question]].append((h, g.score))
+        latencies.append(g.latency_ms)
+    if len(human) < 2:
+        print(f"error: fewer than two gradable rows in {args.csv} ({len(skipped)} skipped)", file=sys.stderr)
+        return 2
+    human_half = [round(h * 2) / 2 for h in human]
+
+    def pearson(a: list[float], b: list[float]) -> float:
+        return float(pearsonr(a, b)[0]) if len(set(a)) > 1 and len(set(b)) > 1 else float("nan")
+
+    out = {
+        "file": str(args.csv),
+        "answers": len(human),
+        "skipped": skipped,
+        "questions": len(by_question),
+        "pearson": round(pearson(human, ours), 3),
+        "pearson_ci": bootstrap_ci(by_question, pearson),
+        "spearman": round(spearman(human, ours), 3),
+        "qwk": round(quadratic_weighted_kappa(human_half, ours), 3),
+        "mae": round(float(np.mean(np.abs(np.array(human) - np.array(ours)))), 3),
+        "mean_human": round(float(np.mean(human)), 2),
+        "mean_grader": round(float(np.mean(ours)), 2),
+        "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
+    }
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        for k, v in out.items():
+            print(f"{k:15s} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""`evals/external.py`: the free-reference grader checked on any human-graded short-answer CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "external.py"
+ROWS = [  # question, reference, answer, human score (0-5)
+    ("Why use gradient clipping?", "It caps the gradient norm so one bad batch cannot blow up the update.",
+     "It limits the norm of the gradient so that a single huge gradient cannot wreck the weights.", 5),
+    ("Why use gradient clipping?", "It caps the gradient norm so one bad batch cannot blow up the update.",
+     "To make training faster.", 1),
+    ("What does warmup do?", "It ramps the learning rate up from near zero over the first steps.",
+     "The learning rate starts near zero and grows linearly during the first few thousand steps.", 5),
+    ("What does warmup do?", "It ramps the learning rate up from near zero over the first steps.",
+     "I am not sure.", 0),
+]  # fmt: skip
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
+
+
+def test_human_graded_answers_are_scored_and_compared(indexed_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "graded.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "desired_answer", "student_answer", "score_avg"])
+        w.writerows(ROWS)
+    out = run(str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["answers"] == 4 and result["questions"] == 2
+    assert result["pearson"] > 0.8  # right answers above wrong ones on both questions
+
+
+def test_a_file_without_the_named_columns_is_refused_with_the_fix(indexed_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "other.csv"
+    path.write_text(
+        "q,ref,ans,mark\n"
+        "Why warm up?,The learning rate ramps up from near zero.,It starts the LR small and raises it.,5\n"
+        "Why warm up?,The learning rate ramps up from near zero.,No idea.,0\n"
+        "Why warm up?,.,A row without a usable reference is skipped and named.,3\n"
+    )
+    out = run(str(path))
+    assert out.returncode == 2 and "--question" in out.stderr
+    out = run(str(path), "--question", "q", "--reference", "ref", "--answer", "ans", "--score", "mark",
+              "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["answers"] == 2 and [s[:7] for s in result["skipped"]] == ["line 4:"]
