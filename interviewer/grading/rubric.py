@@ -53,7 +53,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-2"
+VERSION = "rubric-3"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
