@@ -167,7 +167,9 @@ class LLMGrader:
             flags.append(f"evidence-rejected:{rejected}")
         params = self.fallback.calibration.for_question(question)[0]
         score = aggregate(results, stated, numeric, params, flags=flags)
-        return build_grade(score, results, stated, numeric, flags, self._provenance(), t0)
+        return build_grade(
+            score, results, stated, numeric, flags, self._provenance(), t0, injection_cap=params.injection_cap
+        )
 
     def _provenance(self, fallback: str | None = None) -> Provenance:
         return Provenance(

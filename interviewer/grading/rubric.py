@@ -501,8 +501,9 @@ class RubricGrader:
             )
         )
         return build_grade(
-            score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0
-        )
+            score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
+            injection_cap=self.calibration.for_question(question)[0].injection_cap,
+        )  # fmt: skip
 
 
 def build_grade(
@@ -513,6 +514,7 @@ def build_grade(
     flags: list[str],
     provenance: Provenance,
     t0: float,
+    injection_cap: float = 5.0,
 ) -> Grade:
     """The Grade with its feedback, follow-up point and latency (shared by every grader)."""
     return Grade(
@@ -521,7 +523,7 @@ def build_grade(
         misconceptions=stated,
         numeric=numeric,
         flags=flags,
-        feedback=write_feedback(results, stated, numeric, flags),
+        feedback=write_feedback(results, stated, numeric, flags, injection_cap),
         follow_up=pick_follow_up(results),
         grader=provenance,
         latency_ms=round((time.perf_counter() - t0) * 1000, 2),
@@ -541,6 +543,7 @@ def write_feedback(
     stated: list[MisconceptionResult],
     numeric: NumericCheck | None,
     flags: list[str],
+    injection_cap: float = 5.0,
 ) -> str:
     """Two or three plain sentences: what was good, what is missing."""
     if "empty" in flags or "no-answer" in flags:
@@ -568,5 +571,8 @@ def write_feedback(
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
         parts.append(f"The number should be {numeric.target:g}{unit} ({said}).")
     if INJECTION_FLAG in flags:
-        parts.append("Instructions addressed to the grader were ignored.")
+        capped = (
+            f"; an answer that contains them scores at most {injection_cap:g}" if injection_cap < 5 else ""
+        )
+        parts.append(f"Instructions addressed to the grader were ignored{capped}.")
     return " ".join(parts) or "Complete answer."
