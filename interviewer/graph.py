@@ -172,15 +172,23 @@ def transcribe(state: State, runtime: Ctx) -> dict[str, Any]:
 
 
 def _running_score(points: list[PointState], turn: Turn) -> float:
-    """The question's score with follow-ups counted, by the graders' shared aggregator."""
+    """The question's score with follow-ups counted, by the graders' shared aggregator.
+
+    Follow-ups only add: it never falls below the first answer's score (whose whole-answer
+    terms the points alone do not carry), and the first answer's flags still apply, so an
+    answer that addressed the grader keeps its cap.
+    """
     from .grading.rubric import Calibration
 
-    return aggregate(
+    first = next((a["grade"] for a in turn["attempts"] if a["kind"] == "answer" and a["grade"]), None)
+    score = aggregate(
         [KeyPointResult.model_validate(p) for p in points],
         [MisconceptionResult.model_validate(m) for m in turn["misconceptions"]],
         NumericCheck.model_validate(turn["numeric"]) if turn["numeric"] else None,
         Calibration.load().aggregation,
+        flags=(first or {}).get("flags", []),
     )
+    return max(score, turn["first_score"] or 0.0)
 
 
 def grade(state: State, runtime: Ctx) -> dict[str, Any]:
