@@ -487,6 +487,7 @@ class RubricGrader:
             ]
         if zero:
             results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
+        params = self.calibration.for_question(question)[0]
         score = (
             0.0
             if zero
@@ -494,7 +495,7 @@ class RubricGrader:
                 results,
                 stated,
                 numeric,
-                self.calibration.for_question(question)[0],
+                params,
                 holistic=holistic,
                 misconception_mass=misconception_mass,
                 flags=flags,
@@ -502,7 +503,7 @@ class RubricGrader:
         )
         return build_grade(
             score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
-            injection_cap=self.calibration.for_question(question)[0].injection_cap,
+            injection_cap=params.injection_cap,
         )  # fmt: skip
 
 

@@ -218,7 +218,9 @@ def strip_injections(answer: str) -> tuple[str, bool]:
     answer = _FENCED.sub(" ", answer)
     for sentence in found:
         answer = answer.replace(sentence, " ")
-    return re.sub(r"\s+", " ", answer).strip(), bool(found)
+    # close the gaps the removals left; line breaks stay (they end sentences in `segment`)
+    answer = re.sub(r"[ \t]*\n[ \t]*", "\n", re.sub(r"[ \t]{2,}", " ", answer))
+    return answer.strip(), bool(found)
 
 
 def looks_like_gibberish(answer: str) -> bool:
