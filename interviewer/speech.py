@@ -69,6 +69,9 @@ HALLUCINATIONS = (
     "transcribed by", "transcription by", "amara.org", "www.", ".com",
 )  # fmt: skip
 _ONLY_THANKS = re.compile(r"^(?:thank you|thanks|bye|you|okay|oh)[.!? ]*$")
+# Over steady noise the filler-keeping prompt can make Whisper write only "uh, uh, uh,".
+# A transcript of nothing but hesitation sounds is no answer.
+_ONLY_HESITATIONS = re.compile(r"^(?:\W*\b(?:u+h+|u+h*m+|e+r+m*|h+m+)\b)+\W*$", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------- values
@@ -417,6 +420,8 @@ class Transcriber:
         seconds = time.perf_counter() - started
 
         text = " ".join(s.text.strip() for s in kept).strip()
+        if _ONLY_HESITATIONS.match(text):
+            kept, text = [], ""
         # float(): faster-whisper gives numpy numbers; a Transcript is plain JSON.
         words = [Word(w.word.strip(), float(w.start), float(w.end)) for s in kept for w in (s.words or [])]
         spoken_min = ((words[-1].end - words[0].start) if words else duration) / 60

@@ -256,6 +256,8 @@ def test_transcript_measures_pace_fillers_and_pauses(settings: Settings, fake_mo
         ),
         # ... or a short one that Whisper barely believes
         seg(" So, that's it.", [("So,", 11.86, 11.96), ("it.", 12.08, 12.08)], no_speech=0.59, logprob=-1.16),
+        # seen over 5 s of pink noise in CI: hesitation sounds and nothing else
+        seg(" uh, uh, uh,", [("uh,", 0.0, 1.0), ("uh,", 1.5, 2.5), ("uh,", 3.0, 4.0)]),
     ],
 )
 def test_phantom_segments_give_no_speech(settings: Settings, fake_model: FakeWhisper, phantom) -> None:
@@ -382,8 +384,9 @@ def test_browser_and_phone_formats_decode(
         ["trim", "0", "5"],
         ["synth", "5", "whitenoise", "vol", "0.3"],
         ["synth", "5", "pinknoise", "vol", "0.5"],
+        ["synth", "5", "brownnoise", "vol", "0.5"],
     ],
-    ids=["silence", "white-noise", "pink-noise"],
+    ids=["silence", "white-noise", "pink-noise", "brown-noise"],
 )
 def test_silence_and_noise_give_no_speech(whisper: Transcriber, tmp_path: Path, synth: list[str]) -> None:
     _need("sox")
