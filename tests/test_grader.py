@@ -166,6 +166,14 @@ def test_a_free_reference_question_is_graded(grader) -> None:  # type: ignore[no
     assert good.score > bad.score
 
 
+def test_an_answer_that_names_a_short_reference_is_on_topic(grader) -> None:  # type: ignore[no-untyped-def]
+    q = make_user_question("What stack operation corresponds to enqueue?", "push")
+    named = grader.grade(q, "The stack operation corresponding to enqueue in queues is the push operation.")
+    elsewhere = grader.grade(q, "I like pizza with extra cheese on Fridays.")
+    assert "off-topic" not in named.flags and named.score >= 4
+    assert "off-topic" in elsewhere.flags and elsewhere.score == 0
+
+
 def test_unknown_backend_names_the_valid_ones() -> None:
     from interviewer.errors import UnknownBackend
 

@@ -53,8 +53,13 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-3"
+VERSION = "rubric-4"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+# An answer that says this share of a key point's content words (IDF-weighted, the question's
+# own words left out) is on topic however far its embedding lies: "the stack operation for
+# enqueue is the push operation" against the one-word reference "push". Off-topic answers in
+# the calibration split reach 0.63 at most.
+ON_TOPIC_OVERLAP = 0.8
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
 
@@ -399,7 +404,12 @@ class RubricGrader:
             if p >= 0.5:
                 stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
         relevance = max([kp[0] for kp in a.key_points] + [a.holistic])
-        if relevance < c.for_question(question)[1] and not (a.numeric and a.numeric.verdict == "correct"):
+        says_a_point = max(kp[1] for kp in a.key_points) >= ON_TOPIC_OVERLAP
+        if (
+            relevance < c.for_question(question)[1]
+            and not says_a_point
+            and not (a.numeric and a.numeric.verdict == "correct")
+        ):
             flags.append("off-topic")
             return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
         return self._finish(
