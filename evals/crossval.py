@@ -57,11 +57,7 @@ def figures(answers: list[EvalAnswer], scores: dict[str, float]) -> dict[str, ob
     for a in answers:
         if a.paraphrase_of in scores:
             kind = (
-                ""
-                if a.id.endswith("/paraphrase")
-                else " (heavy set)"
-                if "/heavy-" in a.id
-                else " (extra set)"
+                "" if a.id.endswith("/paraphrase") else " (heavy set)" if "/heavy" in a.id else " (extra set)"
             )
             pairs[tier_of[a.paraphrase_of] + kind].append(abs(scores[a.id] - scores[a.paraphrase_of]) <= 0.5)
     bias = defaultdict(list)

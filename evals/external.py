@@ -92,12 +92,18 @@ def main() -> int:
         "mean_grader": round(float(np.mean(ours)), 2),
         "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
     }
-    if args.json:
-        print(json.dumps(out, indent=1))
-    else:
-        for k, v in out.items():
-            print(f"{k:15s} {v}")
+    print_figures(out, as_json=args.json)
     return 0
+
+
+def print_figures(figures: dict[str, object], as_json: bool) -> None:
+    """JSON, or one `name  value` line per figure."""
+    if as_json:
+        print(json.dumps(figures, indent=1))
+        return
+    width = max(map(len, figures)) + 2
+    for name, value in figures.items():
+        print(f"{name:{width}s}{value}")
 
 
 if __name__ == "__main__":

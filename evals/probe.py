@@ -14,11 +14,11 @@ and how many labelled misconceptions the grader flagged.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from external import print_figures
 
 from interviewer.bank import load_bank
 from interviewer.evaluation import EvalAnswer
@@ -66,11 +66,7 @@ def main() -> int:
     except (ValueError, KeyError, IndexError) as exc:
         print(f"error: {args.jsonl}: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key:30s} {value}")
+    print_figures(result, as_json=args.json)
     return 0
 
 
