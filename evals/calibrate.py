@@ -128,8 +128,8 @@ def fit(
             rows[(a.id, i)] = len(kx)
             kx.append((sim, lex, margin, soft))
             ky.append(1.0 if i in a.covers else 0.5 if i in a.partial else 0.0)
-        for i, (sim, lex, _span, margin) in enumerate(an.misconceptions):
-            mx.append((sim, lex, margin))
+        for i, (sim, lex, _span, margin, own, gap) in enumerate(an.misconceptions):
+            mx.append((sim, lex, margin, own, gap))
             my.append(1.0 if i in a.misconceptions else 0.0)
     same = np.array(
         [(r, rows[(a.paraphrase_of, i)]) for (aid, i), r in rows.items()
@@ -140,7 +140,7 @@ def fit(
         np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY
     )
     mx_arr, my_arr = np.array(mx), np.array(my)
-    m_sem, m_lex, m_margin, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
+    m_sem, m_lex, m_margin, m_own, m_gap, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
     print(
         f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr
     )
@@ -164,7 +164,7 @@ def fit(
     #     for detection; the aggregator below only chooses how much a detection costs.
     #     (Searched with the score alone, the threshold drifted to where almost nothing is
     #     ever flagged and a rare flag caps the score instead.)
-    logit = mx_arr @ [m_sem, m_lex, m_margin]
+    logit = mx_arr @ [m_sem, m_lex, m_margin, m_own, m_gap]
 
     def f1(b: float) -> float:
         said = logit + b >= 0
@@ -178,6 +178,7 @@ def fit(
         w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), w_soft=float(w_soft),
         bias=float(bias),
         m_sem=float(m_sem), m_lex=float(m_lex), m_margin=float(m_margin), m_bias=float(m_bias),
+        m_own=float(m_own), m_gap=float(m_gap),
         covered=best[1], partial=best[2],
     )  # fmt: skip
     questions = [bank.get(a.question_id) for a in answers]

@@ -112,6 +112,18 @@ def test_a_negated_misconception_is_not_penalised(grader, bank) -> None:  # type
     assert right.score > wrong.score
 
 
+def test_a_misconception_is_told_from_the_point_it_contradicts_by_its_own_words(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-01")  # point: "never reaching the plateau means you are compute-limited"
+    # misconception: "never reaching a plateau means the run is broken" ("a run ... has failed")
+    wrong = "If the loss never reaches a plateau by the end, the run has failed and you should debug it."
+    right = "If the loss never reaches a plateau by the end, you are simply compute-limited."
+    ((*_, own_wrong, gap_wrong),) = grader.analyze(q, wrong).misconceptions
+    ((*_, own_right, gap_right),) = grader.analyze(q, right).misconceptions
+    assert own_wrong > own_right and gap_wrong > gap_right
+    assert [m.text for m in grader.grade(q, wrong).misconceptions] == [q.rubric.misconceptions[0].text]
+    assert grader.grade(q, right).misconceptions == []
+
+
 def test_a_claim_about_one_format_is_not_stated_by_a_sentence_about_another(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("003-32")  # misconception: "bf16 needs loss scaling"
     right = grader.grade(q, "If you use fp16 you need loss scaling, because its range is small.")

@@ -53,7 +53,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-4"
+VERSION = "rubric-5"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -79,6 +79,8 @@ class Calibration(BaseModel):
     m_margin: float = 10.0
     soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     m_bias: float = -11.5
+    m_own: float = 0.0  # weight of the misconception's own words said in one span
+    m_gap: float = 0.0  # weight of (its own words said) - (the contradicted point's own words said)
     off_topic: float = 0.3  # best span similarity to anything in the rubric below this -> off-topic
     aggregation: AggregationParams = AggregationParams()
     # For rubrics derived from a free reference (`grade --question --reference`, user documents).
@@ -110,8 +112,9 @@ class Analysis:
     spans: list[str] = field(default_factory=list)
     # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall)
     key_points: list[tuple[float, float, int, float, float]] = field(default_factory=list)
-    # (similarity, overlap, span index, margin over the closest key point)
-    misconceptions: list[tuple[float, float, int, float]] = field(default_factory=list)
+    # (similarity, overlap, span index, margin over the closest key point,
+    #  own words said in one span, own words said minus the contradicted point's own words said)
+    misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
     holistic: float = 0.0  # similarity of the whole answer to the reference answer
 
 
@@ -196,6 +199,41 @@ class RubricGrader:
 
     def _overlap(self, group: list[str], answer_stems: set[str], demote: set[str]) -> float:
         return max(self.idf.recall(p, answer_stems, demote) for p in group)
+
+    def _own_words(
+        self, group: list[str], kp_groups: list[list[str]], question_stems: set[str], spans: list[Span]
+    ) -> tuple[float, float]:
+        """How much of a misconception's own wording the answer says.
+
+        A misconception shares its topic words with the key point it contradicts
+        ("a plateau means the run is healthy" vs "still falling at the end is
+        expected"); only the words of its own ("healthy", "broken") tell which
+        claim is made. Returns (the IDF-weighted share of those words said in one
+        span, halved when that span's negation differs from the claim's; the
+        share said anywhere in the answer minus the share of the contradicted
+        point's own words said anywhere).
+        """
+        mine = set().union(*(content_stems(clean(p)) for p in group))
+        points = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
+        own = mine - set().union(*points) - question_stems
+        if not own:
+            return 0.0, 0.0
+        rival = max(points, key=lambda k: len(k & mine) / max(len(k), 1)) if points else set()
+        theirs = rival - mine - question_stems
+        w = self.idf.weight
+        total = sum(w(t) for t in own)
+        best, said = 0.0, set()
+        for span in spans:
+            stems = set(content_stems(clean(span.text)))
+            said |= stems
+            share = sum(w(t) for t in own & stems) / total
+            if is_negated(span.text) != is_negated(group[0]):
+                share *= 0.5
+            best = max(best, share)
+        gap = sum(w(t) for t in own & said) / total
+        if theirs:
+            gap -= sum(w(t) for t in theirs & said) / sum(w(t) for t in theirs)
+        return best, gap
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""
@@ -355,7 +393,8 @@ class RubricGrader:
             lex = self._overlap(group, span_stems, question_stems)
             if is_negated(spans[i].text) != is_negated(group[0]):
                 lex = 0.0
-            misconceptions.append((sim, lex, i, margin))
+            own, gap = self._own_words(group, kp_groups, question_stems, spans)
+            misconceptions.append((sim, lex, i, margin, own, gap))
         ref_vec = self.embedder.encode([question.reference])[0]
         return Analysis(
             flags=flags,
@@ -396,10 +435,12 @@ class RubricGrader:
             )
         stated = []
         mass = 0.0
-        for m, (sim, lex, span_i, margin) in zip(
+        for m, (sim, lex, span_i, margin, own, gap) in zip(
             question.rubric.misconceptions, a.misconceptions, strict=True
         ):
-            p = _sigmoid(c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_bias)
+            p = _sigmoid(
+                c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_own * own + c.m_gap * gap + c.m_bias
+            )
             mass += p if c.soft_misconceptions else float(p >= 0.5)
             if p >= 0.5:
                 stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
