@@ -7,7 +7,8 @@ and its accepted alternatives, plus IDF-weighted word overlap and a soft
 fitted on the eval set's calibration split (`calibration.json`, written by
 `evals/calibrate.py`) turns these into a credit in [0, 1]. Negation is
 checked on the matched span, so "do not restart from scratch" does not state
-the misconception "restart from scratch". Scores come from the shared
+the misconception "restart from scratch"; and a misconception is told from the
+key point it contradicts by the words that are its own. Scores come from the shared
 aggregator in `grade.py`.
 
 It does not phrase questions or follow-ups; it only grades.
@@ -201,35 +202,36 @@ class RubricGrader:
         return max(self.idf.recall(p, answer_stems, demote) for p in group)
 
     def _own_words(
-        self, group: list[str], kp_groups: list[list[str]], question_stems: set[str], spans: list[Span]
-    ) -> tuple[float, float]:
+        self, group: list[str], point_stems: list[set[str]], question_stems: set[str], spans: list[Span],
+        span_stems: list[set[str]],
+    ) -> tuple[float, float]:  # fmt: skip
         """How much of a misconception's own wording the answer says.
 
         A misconception shares its topic words with the key point it contradicts
-        ("a plateau means the run is healthy" vs "still falling at the end is
-        expected"); only the words of its own ("healthy", "broken") tell which
+        ("never reaching a plateau means the run has failed" against "never
+        reaching the plateau means you are compute-limited"); only its own words,
+        in no key point and not in the question ("run", "failed"), tell which
         claim is made. Returns (the IDF-weighted share of those words said in one
-        span, halved when that span's negation differs from the claim's; the
-        share said anywhere in the answer minus the share of the contradicted
-        point's own words said anywhere).
+        span, halved when that span's negation differs from the claim's; the share
+        said anywhere in the answer minus the share of the contradicted point's
+        own words said anywhere). The contradicted point is the one sharing most
+        of its words with the misconception.
         """
         mine = set().union(*(content_stems(clean(p)) for p in group))
-        points = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
-        own = mine - set().union(*points) - question_stems
+        own = mine - set().union(*point_stems) - question_stems
         if not own:
             return 0.0, 0.0
-        rival = max(points, key=lambda k: len(k & mine) / max(len(k), 1)) if points else set()
+        rival = max(point_stems, key=lambda k: len(k & mine) / max(len(k), 1)) if point_stems else set()
         theirs = rival - mine - question_stems
         w = self.idf.weight
         total = sum(w(t) for t in own)
-        best, said = 0.0, set()
-        for span in spans:
-            stems = set(content_stems(clean(span.text)))
-            said |= stems
+        best = 0.0
+        for span, stems in zip(spans, span_stems, strict=True):
             share = sum(w(t) for t in own & stems) / total
             if is_negated(span.text) != is_negated(group[0]):
                 share *= 0.5
             best = max(best, share)
+        said = set().union(*span_stems)
         gap = sum(w(t) for t in own & said) / total
         if theirs:
             gap -= sum(w(t) for t in theirs & said) / sum(w(t) for t in theirs)
@@ -379,6 +381,8 @@ class RubricGrader:
             soft = self._soft_recall(group, answer_tokens, question_stems)
             key_points.append((float(row[i]), lex, i, margin, soft))
         misconceptions = []
+        span_stems = [set(content_stems(clean(s.text))) for s in spans]
+        point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
         for row, group in zip(mc_sims, mc_groups, strict=True):
             i = int(row.argmax())
             sim = float(row[i])
@@ -389,11 +393,10 @@ class RubricGrader:
             # overlap within the matched span only: a claim is stated in one place,
             # and a span that negates the claim ("it needs no loss scaling") shares
             # its words without stating it
-            span_stems = set(content_stems(clean(spans[i].text)))
-            lex = self._overlap(group, span_stems, question_stems)
+            lex = self._overlap(group, span_stems[i], question_stems)
             if is_negated(spans[i].text) != is_negated(group[0]):
                 lex = 0.0
-            own, gap = self._own_words(group, kp_groups, question_stems, spans)
+            own, gap = self._own_words(group, point_stems, question_stems, spans, span_stems)
             misconceptions.append((sim, lex, i, margin, own, gap))
         ref_vec = self.embedder.encode([question.reference])[0]
         return Analysis(
