@@ -223,19 +223,14 @@ class RubricGrader:
             return 0.0, 0.0
         rival = max(point_stems, key=lambda k: len(k & mine) / max(len(k), 1)) if point_stems else set()
         theirs = rival - mine - question_stems
-        w = self.idf.weight
-        total = sum(w(t) for t in own)
         best = 0.0
         for span, stems in zip(spans, span_stems, strict=True):
-            share = sum(w(t) for t in own & stems) / total
+            share = self.idf.share(own, stems)
             if is_negated(span.text) != is_negated(group[0]):
                 share *= 0.5
             best = max(best, share)
         said = set().union(*span_stems)
-        gap = sum(w(t) for t in own & said) / total
-        if theirs:
-            gap -= sum(w(t) for t in theirs & said) / sum(w(t) for t in theirs)
-        return best, gap
+        return best, self.idf.share(own, said) - self.idf.share(theirs, said)
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""

@@ -272,7 +272,9 @@ class IDF:
         terms = set(content_stems(point))
         if demote and terms - demote:
             terms -= demote
-        if not terms:
-            return 0.0
+        return self.share(terms, answer_stems)
+
+    def share(self, terms: set[str], said: set[str]) -> float:
+        """IDF-weighted share of `terms` found in `said` (0 for no terms)."""
         total = sum(self.weight(t) for t in terms)
-        return sum(self.weight(t) for t in terms if t in answer_stems) / total
+        return sum(self.weight(t) for t in terms & said) / total if total else 0.0
