@@ -56,6 +56,19 @@ def test_an_off_topic_answer_scores_zero(grader, bank) -> None:  # type: ignore[
     assert grade.score == 0 and "off-topic" in grade.flags
 
 
+def test_an_answer_to_another_question_in_the_bank_is_off_topic(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    dropout = next(q for q in bank if q.id != SPIKE and "dropout" in q.question.lower())
+    grade = grader.grade(bank.get(SPIKE), dropout.reference)
+    assert grade.score == 0 and "off-topic" in grade.flags
+
+
+def test_a_terse_answer_that_fits_no_other_question_is_graded_not_called_off_topic(grader) -> None:  # type: ignore[no-untyped-def]
+    # Far from a two-word reference, but it answers nothing else in the bank either
+    q = make_user_question("What are the two main operations of a queue?", "enqueue and dequeue")
+    grade = grader.grade(q, "put items in at one end and remove the oldest")
+    assert "off-topic" not in grade.flags
+
+
 def test_padding_does_not_buy_points(grader, bank) -> None:  # type: ignore[no-untyped-def]
     padding = " Training is important and it depends on many factors, so you have to think carefully." * 20
     q = bank.get(SPIKE)

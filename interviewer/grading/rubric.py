@@ -8,8 +8,9 @@ fitted on the eval set's calibration split (`calibration.json`, written by
 `evals/calibrate.py`) turns these into a credit in [0, 1]. Negation is
 checked on the matched span, so "do not restart from scratch" does not state
 the misconception "restart from scratch"; and a misconception is told from the
-key point it contradicts by the words that are its own. Scores come from the shared
-aggregator in `grade.py`.
+key point it contradicts by the words that are its own. An answer is off-topic
+when it is far from the whole rubric and fits another question's reference answer
+better than this one's. Scores come from the shared aggregator in `grade.py`.
 
 It does not phrase questions or follow-ups; it only grades.
 """
@@ -54,7 +55,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-5"
+VERSION = "rubric-6"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -82,7 +83,9 @@ class Calibration(BaseModel):
     m_bias: float = -11.5
     m_own: float = 0.0  # weight of the misconception's own words said in one span
     m_gap: float = 0.0  # weight of (its own words said) - (the contradicted point's own words said)
-    off_topic: float = 0.3  # best span similarity to anything in the rubric below this -> off-topic
+    # Best span similarity to anything in the rubric below this, and the answer closer to another
+    # question's reference answer than to this one's -> off-topic
+    off_topic: float = 0.3
     aggregation: AggregationParams = AggregationParams()
     # For rubrics derived from a free reference (`grade --question --reference`, user documents).
     free_aggregation: AggregationParams = AggregationParams()
@@ -117,6 +120,7 @@ class Analysis:
     #  own words said in one span, own words said minus the contradicted point's own words said)
     misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
     holistic: float = 0.0  # similarity of the whole answer to the reference answer
+    elsewhere: float | None = None  # its best similarity to another bank question's reference answer
 
 
 def numbers_agree(phrasings: list[str], span: str) -> bool:
@@ -159,6 +163,7 @@ class RubricGrader:
         self._idf: IDF | None = None
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
+        self._references: tuple[list[str], np.ndarray] | None = None
 
     @property
     def idf(self) -> IDF:
@@ -231,6 +236,22 @@ class RubricGrader:
             best = max(best, share)
         said = set().union(*span_stems)
         return best, self.idf.share(own, said) - self.idf.share(theirs, said)
+
+    def _elsewhere(self, question: Question, answer_vec: np.ndarray) -> float | None:
+        """The answer's best similarity to the reference answer of another bank question.
+
+        An answer far from every point of the rubric is off-topic only when it fits
+        another question better: a terse but right "as many as you need" (to "how many
+        constructors can a class have?") is far from a one-line reference too, yet it
+        answers nothing else. None when the bank holds no other question. The bank's
+        references are embedded once per grader.
+        """
+        if self._references is None:
+            bank = list(load_bank(self.settings))
+            self._references = ([q.question for q in bank], self.embedder.encode([q.reference for q in bank]))
+        questions, vectors = self._references
+        others = [i for i, text in enumerate(questions) if text != question.question]
+        return float((vectors[others] @ answer_vec).max()) if others else None
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""
@@ -401,6 +422,7 @@ class RubricGrader:
             key_points=key_points,
             misconceptions=misconceptions,
             holistic=float(ref_vec @ answer_vec),
+            elsewhere=self._elsewhere(question, answer_vec),
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
@@ -446,6 +468,7 @@ class RubricGrader:
         says_a_point = max(kp[1] for kp in a.key_points) >= ON_TOPIC_OVERLAP
         if (
             relevance < c.for_question(question)[1]
+            and (a.elsewhere is None or a.elsewhere >= a.holistic)  # it fits another question better
             and not says_a_point
             and not (a.numeric and a.numeric.verdict == "correct")
         ):
