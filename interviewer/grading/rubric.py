@@ -241,10 +241,10 @@ class RubricGrader:
         """The answer's best similarity to the reference answer of another bank question.
 
         An answer far from every point of the rubric is off-topic only when it fits
-        another question better: a terse but right "as many as you need" (to "how many
-        constructors can a class have?") is far from a one-line reference too, yet it
-        answers nothing else. None when the bank holds no other question. The bank's
-        references are embedded once per grader.
+        another question better: a terse but right "put items in at one end and remove
+        the oldest" (against the reference "enqueue and dequeue") is far from that
+        reference, yet it answers nothing else. None when the bank holds no other
+        question. The bank's references are stacked into one matrix once per grader.
         """
         if self._references is None:
             bank = list(load_bank(self.settings))
