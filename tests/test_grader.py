@@ -69,6 +69,14 @@ def test_a_terse_answer_that_fits_no_other_question_is_graded_not_called_off_top
     assert "off-topic" not in grade.flags
 
 
+def test_an_answer_about_what_the_question_asks_is_graded_not_called_off_topic(grader) -> None:  # type: ignore[no-untyped-def]
+    # Far from the one-line reference "by reference", but plainly about what was asked
+    q = make_user_question("How are arrays passed to functions in C?", "By reference.")
+    grade = grader.grade(q, "You pass a pointer to the first element, and the size separately.")
+    assert "off-topic" not in grade.flags
+    assert "off-topic" in grader.grade(q, "Paris is the capital of France.").flags
+
+
 def test_padding_does_not_buy_points(grader, bank) -> None:  # type: ignore[no-untyped-def]
     padding = " Training is important and it depends on many factors, so you have to think carefully." * 20
     q = bank.get(SPIKE)

@@ -9,8 +9,8 @@ fitted on the eval set's calibration split (`calibration.json`, written by
 checked on the matched span, so "do not restart from scratch" does not state
 the misconception "restart from scratch"; and a misconception is told from the
 key point it contradicts by the words that are its own. An answer is off-topic
-when it is far from the whole rubric and fits another question's reference answer
-better than this one's. Scores come from the shared aggregator in `grade.py`.
+when it is far from the whole rubric and from the question itself, and fits another
+question's reference answer better than this one's. Scores come from the shared aggregator in `grade.py`.
 
 It does not phrase questions or follow-ups; it only grades.
 """
@@ -55,7 +55,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-6"
+VERSION = "rubric-7"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -83,8 +83,8 @@ class Calibration(BaseModel):
     m_bias: float = -11.5
     m_own: float = 0.0  # weight of the misconception's own words said in one span
     m_gap: float = 0.0  # weight of (its own words said) - (the contradicted point's own words said)
-    # Best span similarity to anything in the rubric below this, and the answer closer to another
-    # question's reference answer than to this one's -> off-topic
+    # Best similarity to the rubric and to the question below this, and the answer closer to
+    # another question's reference answer than to this one's -> off-topic
     off_topic: float = 0.3
     aggregation: AggregationParams = AggregationParams()
     # For rubrics derived from a free reference (`grade --question --reference`, user documents).
@@ -121,6 +121,9 @@ class Analysis:
     misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
     holistic: float = 0.0  # similarity of the whole answer to the reference answer
     elsewhere: float | None = None  # its best similarity to another bank question's reference answer
+    # similarity of the whole answer to the question itself: "you pass a pointer to the first
+    # element" is about "how are arrays passed to functions?" though far from "by reference"
+    asked: float = 0.0
 
 
 def numbers_agree(phrasings: list[str], span: str) -> bool:
@@ -414,7 +417,7 @@ class RubricGrader:
                 lex = 0.0
             own, gap = self._own_words(group, point_stems, question_stems, spans, span_stems)
             misconceptions.append((sim, lex, i, margin, own, gap))
-        ref_vec = self.embedder.encode([question.reference])[0]
+        ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -423,6 +426,7 @@ class RubricGrader:
             misconceptions=misconceptions,
             holistic=float(ref_vec @ answer_vec),
             elsewhere=self._elsewhere(question, answer_vec),
+            asked=float(question_vec @ answer_vec),
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
@@ -464,7 +468,7 @@ class RubricGrader:
             mass += p if c.soft_misconceptions else float(p >= 0.5)
             if p >= 0.5:
                 stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
-        relevance = max([kp[0] for kp in a.key_points] + [a.holistic])
+        relevance = max([kp[0] for kp in a.key_points] + [a.holistic, a.asked])
         says_a_point = max(kp[1] for kp in a.key_points) >= ON_TOPIC_OVERLAP
         if (
             relevance < c.for_question(question)[1]
@@ -480,8 +484,8 @@ class RubricGrader:
 
     @staticmethod
     def rubric_texts(question: Question) -> list[str]:
-        """Every text of a question's rubric the grader embeds: reference, points, misconceptions."""
-        texts = [question.reference]
+        """Every text of a question the grader embeds: reference, question, points, misconceptions."""
+        texts = [question.reference, question.question]
         for kp in question.key_points:
             texts += [kp.text, *kp.alternatives]
         for m in question.rubric.misconceptions:
