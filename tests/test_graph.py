@@ -11,22 +11,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from answers import weak_answer
 from langgraph.checkpoint.memory import InMemorySaver
 
 from interviewer.errors import BackendUnavailable, BadAudio, BadInput, MissingCredentials, UnknownBackend
 from interviewer.graph import build_graph
-from interviewer.schema import Question
 from interviewer.session import AudioAnswer, SessionManager, SessionOptions
 from interviewer.settings import load_settings
 from interviewer.state import Event
 
 OPTIONS = SessionOptions(source="004", questions=3, seed=7)
-
-
-def weak_answer(q: Question) -> str:
-    """One key point's text, chosen so that at least one core point stays missed."""
-    optional = [kp for kp in q.key_points if not kp.core]
-    return (optional or q.key_points)[0].text
 
 
 def types(events: list[Event]) -> list[str]:

@@ -16,24 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answers import weak_answer
 
 from interviewer.bank import load_bank
 from interviewer.progress import ProgressStore
-from interviewer.schema import Question
 from interviewer.session import SessionManager
 from interviewer.settings import load_settings
 from interviewer.state import GradeEvent
 from interviewer.terminal import read_message, render, run_practice
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def weak_answer(q: Question) -> str:
-    """One optional point's text, so that a core point stays open for a follow-up. The last
-    one: a first optional point can imply the core ones (004-19's "scale each micro-batch
-    loss by 1/N" says gradient accumulation), and sessions draw their questions at random."""
-    optional = [kp for kp in q.key_points if not kp.core]
-    return (optional or q.key_points)[-1].text
 
 
 @pytest.mark.parametrize(

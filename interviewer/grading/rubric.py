@@ -10,7 +10,8 @@ checked on the matched span, so "do not restart from scratch" does not state
 the misconception "restart from scratch"; and a misconception is told from the
 key point it contradicts by the words that are its own. An answer is off-topic
 when it is far from the whole rubric and from the question itself, and fits another
-question's reference answer better than this one's. Scores come from the shared aggregator in `grade.py`.
+question's reference answer better than this one's. Scores come from the shared
+aggregator in `grade.py`.
 
 It does not phrase questions or follow-ups; it only grades.
 """
