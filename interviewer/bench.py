@@ -167,13 +167,11 @@ class Bench:
 
     def index(self) -> None:
         from .bank import load_bank
-        from .embeddings import get_embedder
+        from .embeddings import embedder_for
         from .store import Store
 
         t0 = time.perf_counter()
-        get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(
-            ["load the model"], cache=False
-        )
+        embedder_for(self.settings).encode(["load the model"], cache=False)
         self.details["embedding_model_load_s"] = time.perf_counter() - t0
         builds, noops = [], []
         for i in range(self.plan.index_builds):

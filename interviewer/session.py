@@ -29,6 +29,7 @@ from typing import Any
 from langgraph.types import Command
 
 from .context import Context, Services
+from .embeddings import serving
 from .errors import BadInput, UnknownBackend
 from .graph import compile_graph
 from .schema import TOPICS
@@ -166,6 +167,10 @@ class SessionManager:
 
     def stream(self, session_id: str, message: str | AudioAnswer) -> Iterator[Event]:
         """Like `send`, but yields each event as soon as it exists, LLM tokens included."""
+        with serving():
+            yield from self._stream(session_id, message)
+
+    def _stream(self, session_id: str, message: str | AudioAnswer) -> Iterator[Event]:
         parsed = parse_message(message)
         if isinstance(parsed, str):
             yield NoticeEvent(session_id, None, parsed)

@@ -53,6 +53,11 @@ class Settings(BaseSettings):
         default="auto",
         description="auto: bfloat16 where the CPU computes it natively (2-3x faster, same vectors to 0.998 cosine)",
     )
+    embedding_threads: int = Field(
+        default=2,
+        ge=1,
+        description="torch threads for the embedding model (at most the machine's cores); numpy's BLAS gets one",
+    )
     app_concurrency: int | None = Field(
         default=None, ge=1, description="turns the app processes at once; default 2 per core (16 with an LLM)"
     )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from .bank import Bank, source_files
-from .embeddings import get_embedder
+from .embeddings import embedder_for
 from .errors import BackendUnavailable, CorpusNotIndexed, StorageError
 from .settings import Settings
 
@@ -190,9 +190,7 @@ class Store:
         if stale:
             self.collection.delete(ids=stale)
         if new:
-            vectors = get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(
-                [c.text for c in new], cache=False
-            )
+            vectors = embedder_for(self.settings).encode([c.text for c in new], cache=False)
             for i in range(0, len(new), 256):
                 part = new[i : i + 256]
                 self.collection.add(
@@ -206,9 +204,7 @@ class Store:
     def search(self, text: str, k: int = 5, kinds: tuple[str, ...] | None = None) -> list[Hit]:
         if self.count() == 0:
             raise CorpusNotIndexed("The vector store is empty. Run `interviewer index` to build it.")
-        vector = get_embedder(self.settings.embedding_model, self.settings.embedding_precision).encode(
-            [text]
-        )[0]
+        vector = embedder_for(self.settings).encode([text])[0]
         where: dict[str, Any] | None = {"kind": {"$in": list(kinds)}} if kinds else None
         res = self.collection.query(
             query_embeddings=[vector.tolist()],

@@ -80,3 +80,74 @@ def test_token_vectors_are_unit_length_and_map_back_to_the_text() -> None:
     (encoded,) = Embedder(MODEL).encode_tokens(["checkpoint rollback"])
     assert np.allclose(np.linalg.norm(encoded.vectors, axis=1), 1.0, atol=1e-2)
     assert "".join("checkpoint rollback"[a:b] for a, b in encoded.offsets) == "checkpointrollback"
+
+
+def test_loading_the_model_leaves_numpy_one_blas_thread_and_torch_its_own() -> None:
+    from threadpoolctl import threadpool_info
+
+    get_embedder(MODEL).encode(["load the model"])
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert blas and all(lib["num_threads"] == 1 for lib in blas)  # their spinning slowed torch 2x
+
+
+def test_a_vector_is_the_same_on_one_thread_or_two() -> None:
+    embedder = Embedder(MODEL, threads=1)
+    embedder._model = get_embedder(MODEL).model
+    texts = [SENTENCE, "lower the learning rate"]
+    one = embedder.encode(texts, cache=False), embedder.encode_parts(texts, [[], []])[0]
+    embedder.threads = 2
+    two = embedder.encode(texts, cache=False), embedder.encode_parts(texts, [[], []])[0]
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+    # so a grade does not depend on how busy the process is
+
+
+def test_a_forward_pass_computes_on_one_thread_while_others_wait_for_the_model() -> None:
+    import threading
+    import time
+
+    import torch
+
+    from interviewer.embeddings import serving
+
+    embedder = Embedder(MODEL, threads=2)
+    embedder._model = get_embedder(MODEL).model
+    seen: list[int] = []
+
+    def forward() -> None:
+        with embedder._computing():
+            seen.append(torch.get_num_threads())
+
+    waiting = [threading.Thread(target=forward) for _ in range(2)]
+    with embedder._computing():
+        for t in waiting:
+            t.start()
+        deadline = time.monotonic() + 10
+        while embedder._wanting < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for t in waiting:
+        t.join()
+    assert sorted(seen) == [1, 2]  # the first had company in the queue; the last ran alone
+
+    seen.clear()
+    with serving(), serving():  # two session turns in progress: their other work needs the core
+        forward()
+    forward()
+    assert seen == [1, 2]
+
+
+def test_sentences_packed_into_one_pass_get_the_vectors_of_a_padded_batch(monkeypatch) -> None:
+    import interviewer.embeddings as embeddings
+
+    embedder = Embedder(MODEL, precision="float32")  # exact arithmetic: bfloat16 rounds either way
+    texts = [SENTENCE, "Lower the learning rate.", "Warm up for two thousand steps, then decay it."]
+    parts = [[(0, SENTENCE.index(","))], [], [(0, 9)]]
+    embedder.pack = False
+    padded = embedder.encode_parts(texts, parts)
+    embedder.pack = True
+    monkeypatch.setattr(embeddings, "PACK_TOKENS", 25)  # two passes: the packs are split too
+    packed = embedder.encode_parts(texts, parts)
+    assert np.allclose(packed[0], padded[0], atol=1e-5)
+    for a, b in zip(packed[1], padded[1], strict=True):
+        assert a.shape == b.shape and np.allclose(a, b, atol=1e-5)
+    for a, b in zip(packed[2], padded[2], strict=True):
+        assert np.array_equal(a.offsets, b.offsets) and np.allclose(a.vectors, b.vectors, atol=1e-3)

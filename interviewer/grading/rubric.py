@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..bank import load_bank
-from ..embeddings import get_embedder
+from ..embeddings import embedder_for
 from ..schema import Question
 from ..settings import Settings
 from .grade import (
@@ -163,7 +163,7 @@ class RubricGrader:
     def __init__(self, settings: Settings, calibration: Calibration | None = None) -> None:
         self.settings = settings
         self.calibration = calibration or Calibration.load()
-        self.embedder = get_embedder(settings.embedding_model, settings.embedding_precision)
+        self.embedder = embedder_for(settings)
         self._idf: IDF | None = None
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
