@@ -337,8 +337,9 @@ class Embedder:
         """Like `_forward`, with no padding: the texts go through as one sequence (up to
         `PACK_TOKENS` tokens a pass) in which each text attends only to itself and its
         positions start at 0, so each gets its own vectors (equal to a padded batch's to
-        2e-7 cosine in float32). An answer's sentences padded to the longest cost a
-        third more tokens and one pass per length group (evals/results/bench.md)."""
+        2e-7 cosine in float32). Padded to the longest, the sentences of the 40 longest
+        held-out answers are 11,470 tokens instead of 7,433, and length groups cost a
+        pass each: packing took the held-out p95 grade from 45 to 38 ms (README)."""
         import torch
 
         model = self.model
