@@ -177,10 +177,10 @@ class Embedder:
         A pass computes on `threads` torch threads when it is alone: no other
         thread wants the model and at most one session turn is in progress
         (`serving`). Otherwise on one: the other core is better spent on the other
-        turns' graph and checkpoint work. Under 16 sessions at once, two threads
-        for every pass cost 15 % of the app's throughput (11.2 against 13.2
-        turns/s); with this rule, nothing measurable. The vectors are the same
-        either way (tests/test_embeddings.py).
+        turns' graph and checkpoint work. Under 16 sessions at once (two rounds
+        each), two threads for every pass gave 12.9 and 10.9 turns/s against 13.2
+        and 13.3 on one thread; with this rule, 13.9 and 15.4 against 13.9 and
+        12.9. The vectors are the same either way (tests/test_embeddings.py).
         """
         import torch
 
