@@ -9,6 +9,7 @@ needs the weights in the local Hugging Face cache, since we run offline).
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -118,8 +119,6 @@ def set_compute_threads(threads: int) -> int:
     The grader's numpy work is small products that one thread does as fast.
     Returns the number of torch threads.
     """
-    import os
-
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -329,9 +328,9 @@ class Embedder:
 
     def _packable(self) -> bool:
         """Whether texts can share one forward pass as a single sequence (`_forward_packed`):
-        BERT-family models, which take position ids and a 4D attention mask."""
+        mean-pooled BERT-family models, which take position ids and a 4D attention mask."""
         auto = getattr(self.model[0], "auto_model", None)
-        return self._mean_pooled() and getattr(getattr(auto, "config", None), "model_type", "") == "bert"
+        return getattr(getattr(auto, "config", None), "model_type", "") == "bert"
 
     def _forward_packed(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Like `_forward`, with no padding: the texts go through as one sequence (up to
@@ -375,7 +374,7 @@ class Embedder:
                 offsets = np.asarray(tok["offset_mapping"][i])
                 mean = vectors.mean(axis=0)
                 real = offsets[:, 1] > offsets[:, 0]
-                result[i] = (mean / max(float(np.linalg.norm(mean)), 1e-12), vectors[real], offsets[real])
+                result[i] = (unit(mean), vectors[real], offsets[real])
         return [result[i] for i in range(len(texts))]
 
     def encode_parts(
@@ -397,19 +396,19 @@ class Embedder:
         parts_out: dict[int, np.ndarray] = {}
         tokens_out: dict[int, TokenVectors] = {}
         everything = list(range(len(texts)))
-        packed = self.pack and len(texts) > 1 and self._packable()
+        packed = self.pack and pooled and len(texts) > 1 and self._packable()
         for idx in [everything] if packed else length_batches(everything, key=lambda i: len(texts[i])):
             forward = self._forward_packed if packed else self._forward
             for i, (sentence, tokens, offsets) in zip(idx, forward([texts[i] for i in idx]), strict=True):
                 tokens_out[i] = TokenVectors(_unit_rows(tokens), offsets)
-                whole_out[i] = sentence if pooled else sentence / max(float(np.linalg.norm(sentence)), 1e-12)
+                whole_out[i] = sentence if pooled else unit(sentence)
                 if not pooled:
                     continue
                 vecs = []
                 for a, b in parts[i]:
                     sel = (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
                     v = tokens[sel].mean(axis=0) if sel.any() else sentence
-                    vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
+                    vecs.append(unit(v))
                 parts_out[i] = np.array(vecs, dtype=np.float32).reshape(len(vecs), sentence.shape[0])
         if not pooled:
             parts_out = {
@@ -439,6 +438,11 @@ class Embedder:
                         self._token_cache.popitem(last=False)
             out.append(hit)
         return out
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """`v` scaled to unit length (a zero vector stays zero)."""
+    return v / max(float(np.linalg.norm(v)), 1e-12)
 
 
 def _unit_rows(m: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..bank import load_bank
-from ..embeddings import embedder_for
+from ..embeddings import embedder_for, unit
 from ..schema import Question
 from ..settings import Settings
 from .grade import (
@@ -308,7 +308,7 @@ class RubricGrader:
         answer_tokens = (
             np.concatenate([t.vectors for t in tokens]) if tokens else np.zeros((0, dim), np.float32)
         )
-        return out, mean / max(float(np.linalg.norm(mean)), 1e-12), answer_tokens
+        return out, unit(mean), answer_tokens
 
     def _soft_recall(self, group: list[str], answer_tokens: np.ndarray, demote: set[str]) -> float:
         """BERTScore-style recall: the IDF-weighted mean, over the point's content words,
