@@ -1,7 +1,7 @@
 """Check the free-reference grader on human-graded short answers from outside this project.
 
     python evals/external.py FILE.csv [--question COL] [--reference COL] [--answer COL]
-                                      [--score COL] [--max-score 5] [--json]
+                                      [--score COL] [--raters COL,COL] [--max-score 5] [--json]
 
 Any CSV with a question, a reference answer, a student answer and a human score
 works; the public Mohler et al. (2011) short-answer set (columns `question`,
@@ -11,6 +11,12 @@ derived from the reference, the free-reference aggregator. Nothing here is fitte
 the figures say how well the calibration made on this project's own eval set carries
 over to other questions, other students and other graders. No data is shipped with
 the repository; bring your own file.
+
+With `--raters A,B` (two columns holding each human grader's own score, Mohler's
+`score_me,score_other`) it also reports how the two humans agree with each other and
+how the grader agrees with each one on the same rows. That is the fair comparison:
+the grader against the raters' average is helped by the averaging, which removes
+some of each rater's noise.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import csv
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +46,11 @@ def main() -> int:
     parser.add_argument("--answer", default="student_answer")
     parser.add_argument("--score", default="score_avg")
     parser.add_argument(
+        "--raters",
+        default="",
+        help="two columns with each human grader's own score, e.g. score_me,score_other",
+    )
+    parser.add_argument(
         "--max-score", type=float, default=5.0, help="the human scale's top (rescaled to 0-5)"
     )
     parser.add_argument("--json", action="store_true")
@@ -48,7 +60,12 @@ def main() -> int:
         return 2
     with args.csv.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    missing = {args.question, args.reference, args.answer, args.score} - set(rows[0] if rows else {})
+    raters = [c.strip() for c in args.raters.split(",") if c.strip()]
+    if args.raters and len(raters) != 2:
+        print(f"error: --raters takes two column names separated by a comma, not {args.raters!r}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    missing = {args.question, args.reference, args.answer, args.score, *raters} - set(rows[0] if rows else {})
     if missing:
         print(f"error: {args.csv} has no column(s) {sorted(missing)}; name them with --question etc.",
               file=sys.stderr)  # fmt: skip
@@ -58,6 +75,7 @@ def main() -> int:
     by_question: dict[str, list[tuple[float, float]]] = defaultdict(list)
     latencies = []
     skipped = []
+    per_rater: list[list[float]] = [[], []]
     for n, row in enumerate(rows, 2):  # line numbers as an editor shows them (1 is the header)
         try:
             q = make_user_question(row[args.question], row[args.reference])
@@ -69,6 +87,8 @@ def main() -> int:
         human.append(h)
         ours.append(g.score)
         by_question[row[args.question]].append((h, g.score))
+        for col, scores in zip(raters, per_rater, strict=False):
+            scores.append(5.0 * float(row[col]) / args.max_score)
         latencies.append(g.latency_ms)
     if len(human) < 2:
         print(f"error: fewer than two gradable rows in {args.csv} ({len(skipped)} skipped)", file=sys.stderr)
@@ -92,8 +112,29 @@ def main() -> int:
         "mean_grader": round(float(np.mean(ours)), 2),
         "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
     }
+    if raters:
+        out.update(rater_figures(raters, per_rater, ours, pearson))
     print_figures(out, as_json=args.json)
     return 0
+
+
+def rater_figures(
+    names: list[str],
+    per_rater: list[list[float]],
+    ours: list[float],
+    pearson: Callable[[list[float], list[float]], float],
+) -> dict[str, object]:
+    """The two human raters against each other, and the grader against each of them."""
+    first, second = ([round(v * 2) / 2 for v in scores] for scores in per_rater)
+    out: dict[str, object] = {
+        "human_human_pearson": round(pearson(per_rater[0], per_rater[1]), 3),
+        "human_human_qwk": round(quadratic_weighted_kappa(first, second), 3),
+    }
+    for name, scores, half in zip(names, per_rater, (first, second), strict=True):
+        out[f"pearson_vs_{name}"] = round(pearson(scores, ours), 3)
+        out[f"qwk_vs_{name}"] = round(quadratic_weighted_kappa(half, ours), 3)
+        out[f"mean_{name}"] = round(float(np.mean(scores)), 2)
+    return out
 
 
 def print_figures(figures: dict[str, object], as_json: bool) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "external.py"
 ROWS = [  # question, reference, answer, human score (0-5)
     ("Why use gradient clipping?", "It caps the gradient norm so one bad batch cannot blow up the update.",
@@ -53,3 +55,34 @@ def test_a_file_without_the_named_columns_is_refused_with_the_fix(indexed_home: 
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["answers"] == 2 and [s[:7] for s in result["skipped"]] == ["line 4:"]
+
+
+def test_two_raters_are_compared_with_each_other_and_with_the_grader(
+    indexed_home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "two-raters.csv"
+    first = [5, 1, 4, 0]
+    second = [4, 2, 5, 0]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "desired_answer", "student_answer", "score_avg", "me", "other"])
+        w.writerows([(*row[:3], (a + b) / 2, a, b) for row, a, b in zip(ROWS, first, second, strict=True)])
+    out = run(str(path), "--raters", "me,other", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["human_human_pearson"] == round(float(np.corrcoef(first, second)[0, 1]), 3)
+    assert result["mean_me"] == 2.5 and result["mean_other"] == 2.75
+    assert result["pearson_vs_me"] > 0.8 and result["pearson_vs_other"] > 0.8
+    assert {"qwk_vs_me", "qwk_vs_other", "human_human_qwk"} <= set(result)
+
+
+def test_raters_must_be_two_existing_columns(indexed_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "graded.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "desired_answer", "student_answer", "score_avg"])
+        w.writerows(ROWS)
+    out = run(str(path), "--raters", "me")
+    assert out.returncode == 2 and "two column names" in out.stderr
+    out = run(str(path), "--raters", "me,other")
+    assert out.returncode == 2 and "'me'" in out.stderr and "'other'" in out.stderr
