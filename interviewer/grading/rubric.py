@@ -56,7 +56,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-7"
+VERSION = "rubric-8"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -73,6 +73,7 @@ class Calibration(BaseModel):
     w_lex: float = 3.0
     w_margin: float = 5.0
     w_soft: float = 0.0
+    w_distinct: float = 0.0
     bias: float = -9.0
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
@@ -115,8 +116,9 @@ class Analysis:
     flags: list[str]
     numeric: NumericCheck | None
     spans: list[str] = field(default_factory=list)
-    # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall)
-    key_points: list[tuple[float, float, int, float, float]] = field(default_factory=list)
+    # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall,
+    #  distinctiveness: see `distinctiveness`)
+    key_points: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
     # (similarity, overlap, span index, margin over the closest key point,
     #  own words said in one span, own words said minus the contradicted point's own words said)
     misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
@@ -151,6 +153,22 @@ def identifiers_agree(phrasings: list[str], span: str) -> bool:
         if not named or named & said:
             return True
     return False
+
+
+def distinctiveness(point_sims: np.ndarray, question_sims: np.ndarray) -> np.ndarray:
+    """Per key point: how much closer some span of the answer is to it than to any other
+    key point of the rubric or to the question itself.
+
+    A rewording lowers every similarity at once ("it rescales and shifts the result with
+    two trainable parameters" is only 0.52 from "a learned scale and shift are applied"),
+    but the point it states stays the one it is closest to. `point_sims` is (points, spans),
+    `question_sims` (spans,).
+    """
+    out = np.zeros(len(point_sims), dtype=np.float32)
+    for k in range(len(point_sims)):
+        rivals = np.vstack([np.delete(point_sims, k, axis=0), question_sims[None, :]])
+        out[k] = float((point_sims[k] - rivals.max(axis=0)).max()) if point_sims.shape[1] else 0.0
+    return out
 
 
 def _sigmoid(x: float) -> float:
@@ -391,15 +409,17 @@ class RubricGrader:
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
         kp_sims = self._similarity(kp_groups, spans, span_vecs)
         mc_sims = self._similarity(mc_groups, spans, span_vecs)
+        ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
+        distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
         key_points = []
-        for row, group in zip(kp_sims, kp_groups, strict=True):
+        for k, (row, group) in enumerate(zip(kp_sims, kp_groups, strict=True)):
             i = int(row.argmax())
             # a span closer to a wrong claim than to this point does not cover it
             rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
             margin = min(0.0, float(row[i]) - rival)
             lex = self._overlap(group, answer_stems, question_stems)
             soft = self._soft_recall(group, answer_tokens, question_stems)
-            key_points.append((float(row[i]), lex, i, margin, soft))
+            key_points.append((float(row[i]), lex, i, margin, soft, float(distinct[k])))
         misconceptions = []
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
@@ -418,7 +438,6 @@ class RubricGrader:
                 lex = 0.0
             own, gap = self._own_words(group, point_stems, question_stems, spans, span_stems)
             misconceptions.append((sim, lex, i, margin, own, gap))
-        ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -439,10 +458,13 @@ class RubricGrader:
             return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
         results = []
         numeric_idx = self._numeric_point(question)
-        for i, (kp, (sim, lex, span_i, margin, soft)) in enumerate(
+        for i, (kp, (sim, lex, span_i, margin, soft, distinct)) in enumerate(
             zip(question.key_points, a.key_points, strict=True)
         ):
-            credit = _sigmoid(c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.w_soft * soft + c.bias)
+            credit = _sigmoid(
+                c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.w_soft * soft
+                + c.w_distinct * distinct + c.bias
+            )  # fmt: skip
             evidence = a.spans[span_i]
             if i == numeric_idx and a.numeric is not None:
                 correct = a.numeric.verdict == "correct"
