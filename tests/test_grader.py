@@ -279,3 +279,26 @@ def test_saved_rubric_vectors_grade_exactly_like_fresh_ones(indexed_home, bank) 
     a, b = saved.grade(bank.get(SPIKE), answer), fresh.grade(bank.get(SPIKE), answer)
     assert a.score == b.score
     assert [k.confidence for k in a.key_points] == [k.confidence for k in b.key_points]
+
+
+def test_distinctiveness_is_how_much_closer_a_span_is_to_a_point_than_to_its_rivals() -> None:
+    import numpy as np
+
+    from interviewer.grading.rubric import distinctiveness
+
+    points = np.array([[0.50, 0.20], [0.30, 0.45]])  # two points x two spans
+    question = np.array([0.10, 0.40])
+    # point 0: span 0 beats point 1 and the question by 0.20; point 1: span 1 beats the
+    # question by only 0.05, since a span about the question proves no point
+    assert np.allclose(distinctiveness(points, question), [0.20, 0.05])
+    assert np.allclose(distinctiveness(points[:1], question), [0.40])  # one point: the question alone
+
+
+def test_a_reworded_point_is_distinct_from_the_rest_of_the_rubric(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """A rewording lowers every similarity, but the point it states stays the closest."""
+    q = bank.get("003-01")  # BatchNorm: what it normalizes, the learned scale and shift, ...
+    scale = next(i for i, kp in enumerate(q.key_points) if "scale and shift" in kp.text)
+    a = grader.analyze(q, "Afterwards it rescales and shifts the result with two trainable parameters.")
+    distinct = [kp[5] for kp in a.key_points]
+    assert max(range(len(distinct)), key=distinct.__getitem__) == scale
+    assert distinct[scale] > 0
