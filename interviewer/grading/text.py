@@ -145,12 +145,16 @@ _SENT_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
 
 
-def segment(answer: str, window: int = 14, max_spans: int = 120) -> list[Span]:
+def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
     """Sentences, clauses of longer sentences, and word windows of run-on ones.
 
-    Each span costs one embedding, so clauses are taken only from sentences
-    of more than 12 words and windows only from sentences of more than 30
-    (run-on transcripts with no punctuation).
+    Clauses are taken only from sentences of more than 12 words and windows
+    (`window` words, overlapping by half) only from sentences of more than 30
+    (run-on transcripts with no punctuation). Eight-word windows isolate the
+    phrase that states one point better than fourteen: out of fold on the
+    calibration split, QWK / tier ordering / paraphrase invariance 0.916 /
+    0.955 / 0.913 with 14 words, 0.918 / 0.958 / 0.922 with 8, 0.915 / 0.956 /
+    0.917 with 6 (`evals/crossval.py --repeats 3`).
     """
     spans: list[Span] = []
     pos = 0
