@@ -27,12 +27,17 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
 
 
-def test_human_graded_answers_are_scored_and_compared(indexed_home: Path, tmp_path: Path) -> None:
-    path = tmp_path / "graded.csv"
+def write_graded(path: Path) -> Path:
+    """ROWS as a CSV in the Mohler layout."""
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["question", "desired_answer", "student_answer", "score_avg"])
         w.writerows(ROWS)
+    return path
+
+
+def test_human_graded_answers_are_scored_and_compared(indexed_home: Path, tmp_path: Path) -> None:
+    path = write_graded(tmp_path / "graded.csv")
     out = run(str(path), "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
@@ -77,11 +82,7 @@ def test_two_raters_are_compared_with_each_other_and_with_the_grader(
 
 
 def test_raters_must_be_two_existing_columns(indexed_home: Path, tmp_path: Path) -> None:
-    path = tmp_path / "graded.csv"
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["question", "desired_answer", "student_answer", "score_avg"])
-        w.writerows(ROWS)
+    path = write_graded(tmp_path / "graded.csv")
     out = run(str(path), "--raters", "me")
     assert out.returncode == 2 and "two column names" in out.stderr
     out = run(str(path), "--raters", "me,other")
