@@ -5,7 +5,7 @@
 What is fitted, in order (nothing here sees the held-out split):
 1. key-point credit: logistic regression of the expert's key-point labels
    (covered = 1, partial = 0.5, missed = 0) on (embedding similarity, word overlap,
-   margin over the closest misconception, soft word match), with a penalty on
+   margin over the closest misconception, soft word match, distinctiveness), with a penalty on
    different credits for one key point in an answer and its paraphrase;
 2. misconception detector: the same on the expert's misconception labels, its
    threshold then set for the best F1 against those labels;

@@ -2,8 +2,9 @@
 
 For each rubric key point it finds the answer span (sentence, clause or word
 window) that best expresses it, by sentence-embedding similarity to the point
-and its accepted alternatives, plus IDF-weighted word overlap and a soft
-(BERTScore-style) word match on contextual token vectors. A logistic curve
+and its accepted alternatives, plus IDF-weighted word overlap, a soft
+(BERTScore-style) word match on contextual token vectors, and how much closer the
+span is to this point than to any other point or the question. A logistic curve
 fitted on the eval set's calibration split (`calibration.json`, written by
 `evals/calibrate.py`) turns these into a credit in [0, 1]. Negation is
 checked on the matched span, so "do not restart from scratch" does not state
