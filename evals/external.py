@@ -26,7 +26,6 @@ import csv
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -95,9 +94,6 @@ def main() -> int:
         return 2
     human_half = [round(h * 2) / 2 for h in human]
 
-    def pearson(a: list[float], b: list[float]) -> float:
-        return float(pearsonr(a, b)[0]) if len(set(a)) > 1 and len(set(b)) > 1 else float("nan")
-
     out = {
         "file": str(args.csv),
         "answers": len(human),
@@ -113,17 +109,16 @@ def main() -> int:
         "latency_p50_ms": round(float(np.percentile(latencies, 50)), 1),
     }
     if raters:
-        out.update(rater_figures(raters, per_rater, ours, pearson))
+        out.update(rater_figures(raters, per_rater, ours))
     print_figures(out, as_json=args.json)
     return 0
 
 
-def rater_figures(
-    names: list[str],
-    per_rater: list[list[float]],
-    ours: list[float],
-    pearson: Callable[[list[float], list[float]], float],
-) -> dict[str, object]:
+def pearson(a: list[float], b: list[float]) -> float:
+    return float(pearsonr(a, b)[0]) if len(set(a)) > 1 and len(set(b)) > 1 else float("nan")
+
+
+def rater_figures(names: list[str], per_rater: list[list[float]], ours: list[float]) -> dict[str, object]:
     """The two human raters against each other, and the grader against each of them."""
     first, second = ([round(v * 2) / 2 for v in scores] for scores in per_rater)
     out: dict[str, object] = {

@@ -165,11 +165,14 @@ def distinctiveness(point_sims: np.ndarray, question_sims: np.ndarray) -> np.nda
     but the point it states stays the one it is closest to. `point_sims` is (points, spans),
     `question_sims` (spans,).
     """
-    out = np.zeros(len(point_sims), dtype=np.float32)
-    for k in range(len(point_sims)):
-        rivals = np.vstack([np.delete(point_sims, k, axis=0), question_sims[None, :]])
-        out[k] = float((point_sims[k] - rivals.max(axis=0)).max()) if point_sims.shape[1] else 0.0
-    return out
+    if not point_sims.size:
+        return np.zeros(len(point_sims), dtype=np.float32)
+    ranked = np.sort(point_sims, axis=0)
+    best = ranked[-1]
+    second = ranked[-2] if len(ranked) > 1 else np.full_like(best, -np.inf)
+    # each point's closest rival at each span: the best other point, or the question
+    rivals = np.maximum(np.where(point_sims >= best, second, best), question_sims)
+    return (point_sims - rivals).max(axis=1).astype(np.float32)
 
 
 def _sigmoid(x: float) -> float:
