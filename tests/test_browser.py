@@ -261,7 +261,9 @@ def test_a_recording_without_speech_warns_and_submits_nothing(app_url: str, brow
     toasts, heard = wait_for_toast_or_transcript(page, timeout_s=120)
     shot(page, "6-recording-without-speech")
     assert heard == "", f"a tone was transcribed as speech: {heard!r}"
-    assert any("No speech detected" in t for t in toasts), f"no 'No speech detected' warning; toasts: {toasts}"
+    assert any("No speech detected" in t for t in toasts), (
+        f"no 'No speech detected' warning; toasts: {toasts}"
+    )
     page.click("#send-voice")  # nothing to send: a warning, no phantom answer
     page.wait_for_selector("[data-testid='toast-body']:has-text('Record or upload')", timeout=10_000)
     assert page.locator('#chat [data-testid="user"]').count() == 0
