@@ -30,7 +30,7 @@ from langgraph.types import Command
 
 from .context import Context, Services
 from .embeddings import serving
-from .errors import BadInput, UnknownBackend
+from .errors import BadInput, StorageError, UnknownBackend
 from .graph import compile_graph
 from .schema import TOPICS
 from .settings import Settings
@@ -223,11 +223,21 @@ class SessionManager:
             where = self._where()
             raise BadInput(f"No session {session_id!r} in {where}. Use `--resume last` for the latest.")
         events: list[Event] = []
-        if snapshot.next and not snapshot.interrupts:
-            events = self._collect(self._run(session_id, None))
+        for _ in range(3):  # a kill can leave a step half done: finish it (and the next, if any)
+            if not (snapshot.next and not snapshot.interrupts):
+                break
+            events += self._collect(self._run(session_id, None))
+            snapshot = self.graph.get_state(self._config(session_id))
         view = self.state(session_id)
+        if not view.finished and view.awaiting is None:
+            raise StorageError(
+                f"Session {session_id} could not be resumed: its last saved step is neither waiting "
+                f"for an answer nor finished (next: {', '.join(snapshot.next) or 'nothing'}). "
+                "Start a new session; its answers so far are kept in the progress report."
+            )
         if not any(e.type in (*PROMPT_TYPES, "summary") for e in events):
-            last = view.prompt() if not view.finished else next(
+            turn = (snapshot.values or {}).get("turn") or {}
+            last = (view.prompt() or event_from_json(turn["prompt"])) if not view.finished else next(
                 (e for e in reversed(view.events) if e.type == "summary"), None
             )  # fmt: skip
             if last is not None:
