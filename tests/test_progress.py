@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import shutil
@@ -152,6 +153,33 @@ def test_resume_from_sqlite_in_a_new_manager(settings, shared_store) -> None:  #
     assert second.state(sid).awaiting == "question"
     with pytest.raises(BadInput, match="No session 'nope'"):
         second.resume("nope")
+    second.close()
+
+
+def test_resume_shows_the_turns_saved_prompt_or_says_why_it_cannot(
+    settings, shared_store, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    first = SessionManager(settings, services=Services(settings, store=shared_store))
+    sid, events = first.start(SessionOptions(source="004", questions=2, seed=5))
+    question = events[-1]
+    first.close()
+    second = SessionManager(settings, services=Services(settings, store=shared_store))
+    saved = second.state
+
+    # The event list lacks the prompt: the prompt saved with the turn is shown, never nothing.
+    def without_prompts(session_id: str) -> Any:
+        view = saved(session_id)
+        return dataclasses.replace(view, events=[e for e in view.events if e.type != "question"])
+
+    monkeypatch.setattr(second, "state", without_prompts)
+    assert [e.to_json() for e in second.resume(sid)[1]] == [question.to_json()]
+
+    # Neither waiting nor finished: an error that says so, not a terminal waiting in silence.
+    monkeypatch.setattr(
+        second, "state", lambda session_id: dataclasses.replace(saved(session_id), awaiting=None)
+    )
+    with pytest.raises(StorageError, match=f"Session {sid} could not be resumed"):
+        second.resume(sid)
     second.close()
 
 
