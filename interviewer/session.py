@@ -81,12 +81,15 @@ class SessionView:
     total: int
     options: dict[str, Any]
     events: list[Event] = field(default_factory=list)
+    saved_prompt: dict[str, Any] | None = None  # the prompt as saved with the turn awaiting an answer
 
     def prompt(self) -> Event | None:
-        """The question or follow-up the candidate is answering."""
+        """The question or follow-up the candidate is answering (as last shown, else as saved
+        with the turn)."""
         if self.awaiting is None:
             return None
-        return next((e for e in reversed(self.events) if e.type in PROMPT_TYPES), None)
+        shown = next((e for e in reversed(self.events) if e.type in PROMPT_TYPES), None)
+        return shown or (event_from_json(self.saved_prompt) if self.saved_prompt else None)
 
 
 def parse_message(message: str | AudioAnswer) -> UserInput | str:
@@ -205,6 +208,7 @@ class SessionManager:
             total=len(values.get("plan", [])),
             options=dict(values.get("options") or {}),
             events=[event_from_json(e) for e in values.get("events", [])],
+            saved_prompt=turn["prompt"] if waiting and turn else None,
         )
 
     def resume(self, session_id: str = "last") -> tuple[str, list[Event]]:
@@ -236,8 +240,7 @@ class SessionManager:
                 "Start a new session; its answers so far are kept in the progress report."
             )
         if not any(e.type in (*PROMPT_TYPES, "summary") for e in events):
-            turn = (snapshot.values or {}).get("turn") or {}
-            last = (view.prompt() or event_from_json(turn["prompt"])) if not view.finished else next(
+            last = view.prompt() if not view.finished else next(
                 (e for e in reversed(view.events) if e.type == "summary"), None
             )  # fmt: skip
             if last is not None:
