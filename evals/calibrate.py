@@ -5,7 +5,8 @@
 What is fitted, in order (nothing here sees the held-out split):
 1. key-point credit: logistic regression of the expert's key-point labels
    (covered = 1, partial = 0.5, missed = 0) on (embedding similarity, word overlap,
-   margin over the closest misconception, soft word match, distinctiveness), with a penalty on
+   margin over the closest misconception, soft word match, distinctiveness, WordLlama
+   similarity), with a penalty on
    different credits for one key point in an answer and its paraphrase;
 2. misconception detector: the same on the expert's misconception labels, its
    threshold then set for the best F1 against those labels;
@@ -124,9 +125,9 @@ def fit(
     for a, an in zip(answers, analyses, strict=True):
         if set(an.flags) & EMPTY_FLAGS:
             continue
-        for i, (sim, lex, _span, margin, soft, distinct) in enumerate(an.key_points):
+        for i, (sim, lex, _span, margin, soft, distinct, static) in enumerate(an.key_points):
             rows[(a.id, i)] = len(kx)
-            kx.append((sim, lex, margin, soft, distinct))
+            kx.append((sim, lex, margin, soft, distinct, static))
             ky.append(1.0 if i in a.covers else 0.5 if i in a.partial else 0.0)
         for i, (sim, lex, _span, margin, own, gap) in enumerate(an.misconceptions):
             mx.append((sim, lex, margin, own, gap))
@@ -136,7 +137,7 @@ def fit(
          for a in [by_id[aid]] if (a.paraphrase_of, i) in rows],
         dtype=int,
     ).reshape(-1, 2)  # fmt: skip
-    w_sem, w_lex, w_margin, w_soft, w_distinct, bias = fit_logistic(
+    w_sem, w_lex, w_margin, w_soft, w_distinct, w_words, bias = fit_logistic(
         np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY
     )
     mx_arr, my_arr = np.array(mx), np.array(my)
@@ -146,7 +147,7 @@ def fit(
     )
 
     # 3. thresholds on the fitted credit
-    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin, w_soft, w_distinct] + bias)))
+    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin, w_soft, w_distinct, w_words] + bias)))
     gold = np.array(ky)
     best = (-1.0, 0.6, 0.3)
     for cov in np.arange(0.40, 0.86, 0.025):
@@ -176,7 +177,7 @@ def fit(
 
     cal = Calibration(
         w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), w_soft=float(w_soft),
-        w_distinct=float(w_distinct),
+        w_distinct=float(w_distinct), w_words=float(w_words),
         bias=float(bias),
         m_sem=float(m_sem), m_lex=float(m_lex), m_margin=float(m_margin), m_bias=float(m_bias),
         m_own=float(m_own), m_gap=float(m_gap),

@@ -302,3 +302,14 @@ def test_a_reworded_point_is_distinct_from_the_rest_of_the_rubric(grader, bank) 
     distinct = [kp[5] for kp in a.key_points]
     assert max(range(len(distinct)), key=distinct.__getitem__) == scale
     assert distinct[scale] > 0
+
+
+def test_the_static_view_finds_the_point_a_rewording_states(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """WordLlama reads "restore ... before the jump" as the roll-back point, as MiniLM's span match may not."""
+    q = bank.get(SPIKE)
+    rollback = next(i for i, kp in enumerate(q.key_points) if "checkpoint" in kp.text.lower())
+    a = grader.analyze(
+        q, "My move would be to restore a checkpoint saved before the jump and carry on from it."
+    )
+    static = [kp[6] for kp in a.key_points]
+    assert max(range(len(static)), key=static.__getitem__) == rollback

@@ -4,7 +4,9 @@ For each rubric key point it finds the answer span (sentence, clause or word
 window) that best expresses it, by sentence-embedding similarity to the point
 and its accepted alternatives, plus IDF-weighted word overlap, a soft
 (BERTScore-style) word match on contextual token vectors, and how much closer the
-span is to this point than to any other point or the question. A logistic curve
+span is to this point than to any other point or the question, and the best
+span's similarity under a second, static embedding model (WordLlama, which reads
+rewordings differently from MiniLM). A logistic curve
 fitted on the eval set's calibration split (`calibration.json`, written by
 `evals/calibrate.py`) turns these into a credit in [0, 1]. Negation is
 checked on the matched span, so "do not restart from scratch" does not state
@@ -33,6 +35,7 @@ from ..bank import load_bank
 from ..embeddings import embedder_for, unit
 from ..schema import Question
 from ..settings import Settings
+from ..word_vectors import word_vectors
 from .grade import (
     INJECTION_FLAG,
     AggregationParams,
@@ -57,7 +60,7 @@ from .text import (
     word_stems,
 )
 
-VERSION = "rubric-9"
+VERSION = "rubric-10"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -75,6 +78,7 @@ class Calibration(BaseModel):
     w_margin: float = 5.0
     w_soft: float = 0.0
     w_distinct: float = 0.0
+    w_words: float = 0.0  # the best span's similarity under the static WordLlama vectors
     bias: float = -9.0
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
@@ -118,8 +122,8 @@ class Analysis:
     numeric: NumericCheck | None
     spans: list[str] = field(default_factory=list)
     # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall,
-    #  distinctiveness: see `distinctiveness`)
-    key_points: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
+    #  distinctiveness: see `distinctiveness`, best span's similarity under WordLlama)
+    key_points: list[tuple[float, float, int, float, float, float, float]] = field(default_factory=list)
     # (similarity, overlap, span index, margin over the closest key point,
     #  own words said in one span, own words said minus the contradicted point's own words said)
     misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
@@ -186,6 +190,7 @@ class RubricGrader:
         self.settings = settings
         self.calibration = calibration or Calibration.load()
         self.embedder = embedder_for(settings)
+        self.words = word_vectors()
         self._idf: IDF | None = None
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
@@ -200,16 +205,19 @@ class RubricGrader:
 
     # -- the pieces -------------------------------------------------------
 
-    def _similarity(self, groups: list[list[str]], spans: list[Span], span_vecs: np.ndarray) -> np.ndarray:
-        """(items, spans): each span's similarity to the item's closest phrasing.
+    def _similarity(
+        self, groups: list[list[str]], spans: list[Span], span_vecs: np.ndarray, static_vecs: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(items, spans) twice: each span's similarity to the item's closest phrasing,
+        under MiniLM (`span_vecs`) and under the static WordLlama vectors (`static_vecs`).
 
         A span whose negation differs from the phrasing's loses `polarity_penalty`,
         so "do not restart from scratch" is far from "restart from scratch".
         """
         if not groups:
-            return np.zeros((0, len(spans)), dtype=np.float32)
+            empty = np.zeros((0, len(spans)), dtype=np.float32)
+            return empty, empty
         flat = [p for group in groups for p in group]
-        sims = span_vecs @ self.embedder.encode(flat).T  # (spans, phrasings)
         # Opposite polarity only matters when the span and the phrasing say the same
         # words ("not restart from scratch" vs "restart from scratch"); a paraphrase
         # that happens to contain "not" elsewhere is not a contradiction.
@@ -221,13 +229,19 @@ class RubricGrader:
             [[len(a & b) / max(len(b), 1) for b in phrase_stems] for a in span_stems], dtype=np.float32
         )
         flipped = span_neg[:, None] != phrase_neg[None, :]
-        sims = sims - self.calibration.polarity_penalty * shared * flipped
-        out = np.empty((len(groups), len(spans)), dtype=np.float32)
-        col = 0
-        for g, group in enumerate(groups):
-            out[g] = sims[:, col : col + len(group)].max(axis=1)
-            col += len(group)
-        return out
+        penalty = self.calibration.polarity_penalty * shared * flipped  # (spans, phrasings)
+
+        def best_phrasing(sims: np.ndarray) -> np.ndarray:
+            out = np.empty((len(groups), len(spans)), dtype=np.float32)
+            col = 0
+            for g, group in enumerate(groups):
+                out[g] = sims[:, col : col + len(group)].max(axis=1)
+                col += len(group)
+            return out
+
+        contextual = span_vecs @ self.embedder.encode(flat).T - penalty
+        static = static_vecs @ self.words.encode([clean(p) or p for p in flat], cache=True).T - penalty
+        return best_phrasing(contextual), best_phrasing(static)
 
     def _overlap(self, group: list[str], answer_stems: set[str], demote: set[str]) -> float:
         return max(self.idf.recall(p, answer_stems, demote) for p in group)
@@ -411,8 +425,9 @@ class RubricGrader:
         question_stems = set(content_stems(clean(question.question)))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
-        kp_sims = self._similarity(kp_groups, spans, span_vecs)
-        mc_sims = self._similarity(mc_groups, spans, span_vecs)
+        static_vecs = self.words.encode([clean(s.text) or s.text for s in spans])
+        kp_sims, kp_static = self._similarity(kp_groups, spans, span_vecs, static_vecs)
+        mc_sims, _ = self._similarity(mc_groups, spans, span_vecs, static_vecs)
         ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
         key_points = []
@@ -423,7 +438,9 @@ class RubricGrader:
             margin = min(0.0, float(row[i]) - rival)
             lex = self._overlap(group, answer_stems, question_stems)
             soft = self._soft_recall(group, answer_tokens, question_stems)
-            key_points.append((float(row[i]), lex, i, margin, soft, float(distinct[k])))
+            key_points.append(
+                (float(row[i]), lex, i, margin, soft, float(distinct[k]), float(kp_static[k].max()))
+            )
         misconceptions = []
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
@@ -462,12 +479,12 @@ class RubricGrader:
             return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
         results = []
         numeric_idx = self._numeric_point(question)
-        for i, (kp, (sim, lex, span_i, margin, soft, distinct)) in enumerate(
+        for i, (kp, (sim, lex, span_i, margin, soft, distinct, static)) in enumerate(
             zip(question.key_points, a.key_points, strict=True)
         ):
             credit = _sigmoid(
                 c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.w_soft * soft
-                + c.w_distinct * distinct + c.bias
+                + c.w_distinct * distinct + c.w_words * static + c.bias
             )  # fmt: skip
             evidence = a.spans[span_i]
             if i == numeric_idx and a.numeric is not None:
