@@ -313,3 +313,14 @@ def test_the_static_view_finds_the_point_a_rewording_states(grader, bank) -> Non
     )
     static = [kp[6] for kp in a.key_points]
     assert max(range(len(static)), key=static.__getitem__) == rollback
+
+
+def test_priming_a_question_also_keeps_its_phrasings_static_vectors(grader, bank, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from interviewer.grading.text import clean
+    from interviewer.word_vectors import WordVectors
+
+    monkeypatch.setattr(grader, "words", WordVectors())  # nothing cached yet
+    q = bank.get("003-01")
+    assert not grader.words._cache
+    grader.prime([q])
+    assert all(clean(kp.text) in grader.words._cache for kp in q.key_points)

@@ -542,7 +542,8 @@ class RubricGrader:
         return [p for kp in question.key_points for p in (kp.text, *kp.alternatives)]
 
     def prime(self, questions: list[Question]) -> None:
-        """Embed these questions' rubric phrasings and references now, so their first grade need not.
+        """Embed these questions' rubric phrasings and references now (and their phrasings'
+        WordLlama vectors), so their first grade need not.
 
         The session calls it in the background while the candidate reads the question;
         the first call loads the vectors `interviewer index` saved, if any.
@@ -552,6 +553,8 @@ class RubricGrader:
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
             self.embedder.encode_tokens(self.point_texts(q))
+            phrasings = self.rubric_texts(q)[2:]  # key points and misconceptions
+            self.words.encode([clean(p) or p for p in phrasings], cache=True)
         _ = self.idf
 
     def vector_cache_path(self) -> Path:
