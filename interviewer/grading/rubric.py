@@ -206,17 +206,22 @@ class RubricGrader:
     # -- the pieces -------------------------------------------------------
 
     def _similarity(
-        self, groups: list[list[str]], spans: list[Span], span_vecs: np.ndarray, static_vecs: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self,
+        groups: list[list[str]],
+        spans: list[Span],
+        span_vecs: np.ndarray,
+        static_vecs: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """(items, spans) twice: each span's similarity to the item's closest phrasing,
-        under MiniLM (`span_vecs`) and under the static WordLlama vectors (`static_vecs`).
+        under MiniLM (`span_vecs`) and, when given, under the static WordLlama vectors
+        (`static_vecs`; else None).
 
         A span whose negation differs from the phrasing's loses `polarity_penalty`,
         so "do not restart from scratch" is far from "restart from scratch".
         """
         if not groups:
             empty = np.zeros((0, len(spans)), dtype=np.float32)
-            return empty, empty
+            return empty, None if static_vecs is None else empty
         flat = [p for group in groups for p in group]
         # Opposite polarity only matters when the span and the phrasing say the same
         # words ("not restart from scratch" vs "restart from scratch"); a paraphrase
@@ -239,9 +244,14 @@ class RubricGrader:
                 col += len(group)
             return out
 
-        contextual = span_vecs @ self.embedder.encode(flat).T - penalty
-        static = static_vecs @ self.words.encode([clean(p) or p for p in flat], cache=True).T - penalty
-        return best_phrasing(contextual), best_phrasing(static)
+        contextual = best_phrasing(span_vecs @ self.embedder.encode(flat).T - penalty)
+        if static_vecs is None:
+            return contextual, None
+        return contextual, best_phrasing(static_vecs @ self._static_phrasings(flat).T - penalty)
+
+    def _static_phrasings(self, phrasings: list[str]) -> np.ndarray:
+        """Rubric phrasings' WordLlama vectors, kept once computed."""
+        return self.words.encode([clean(p) or p for p in phrasings], cache=True)
 
     def _overlap(self, group: list[str], answer_stems: set[str], demote: set[str]) -> float:
         return max(self.idf.recall(p, answer_stems, demote) for p in group)
@@ -427,7 +437,8 @@ class RubricGrader:
         mc_groups = [[m.text, *m.alternatives] for m in rubric.misconceptions]
         static_vecs = self.words.encode([clean(s.text) or s.text for s in spans])
         kp_sims, kp_static = self._similarity(kp_groups, spans, span_vecs, static_vecs)
-        mc_sims, _ = self._similarity(mc_groups, spans, span_vecs, static_vecs)
+        mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
+        assert kp_static is not None
         ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
         key_points = []
@@ -553,8 +564,7 @@ class RubricGrader:
         for q in questions:
             self.embedder.encode(self.rubric_texts(q))
             self.embedder.encode_tokens(self.point_texts(q))
-            phrasings = self.rubric_texts(q)[2:]  # key points and misconceptions
-            self.words.encode([clean(p) or p for p in phrasings], cache=True)
+            self._static_phrasings(self.point_texts(q))
         _ = self.idf
 
     def vector_cache_path(self) -> Path:
