@@ -84,8 +84,11 @@ DONT_KNOW = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def clean(text: str) -> str:
-    """Fillers out, spoken numbers to digits, whitespace folded."""
+    """Fillers out, spoken numbers to digits, whitespace folded. Cached, like the stems
+    below: one grade asks for the same spans and rubric phrasings many times (embedding,
+    word overlap, numbers, polarity)."""
     text = FILLERS.sub("", text.replace("’", "'").replace("‘", "'"))
     text = words_to_digits(text)
     return re.sub(r"\s+", " ", text).strip()
@@ -116,21 +119,24 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def content_stems(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def content_stems(text: str) -> tuple[str, ...]:
+    """The stems of the content words, in order."""
     # single digits stay: "stage 1" and "stage 3" are different claims
-    return [
+    return tuple(
         term
         for start, end, term in word_stems(text)
         if term is not None and (end - start > 1 or text[start].isdigit())
-    ]
+    )
 
 
-def word_stems(text: str) -> list[tuple[int, int, str | None]]:
+@functools.lru_cache(maxsize=4096)
+def word_stems(text: str) -> tuple[tuple[int, int, str | None], ...]:
     """(start, end, stem) of each word in `text`; the stem is None for a stopword."""
-    return [
+    return tuple(
         (m.start(), m.end(), None if m.group().lower() in STOPWORDS else stem(m.group()))
         for m in _WORD.finditer(text)
-    ]
+    )
 
 
 @dataclass(frozen=True)
