@@ -193,6 +193,7 @@ def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
     return unique
 
 
+@functools.lru_cache(maxsize=4096)
 def is_negated(text: str) -> bool:
     return bool(NEGATION.search(text.replace("’", "'")))
 
