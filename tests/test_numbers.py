@@ -52,3 +52,53 @@ def test_numeric_check_converts_units_within_tolerance(
     answer: str, target: NumericTarget, verdict: str
 ) -> None:
     assert check_numeric(answer, target).verdict == verdict
+
+
+LR = NumericTarget(value=7.5e-5, unit="", tolerance=1e-6)
+SHARE = NumericTarget(value=0.0625, unit="", tolerance=0.001)
+BATCH = NumericTarget(value=512, unit="examples", tolerance=0)
+
+
+@pytest.mark.parametrize(
+    ("answer", "target", "verdict"),
+    [
+        ("7.5 × 10^-5", LR, "correct"),
+        ("7.5x10^-5", LR, "correct"),
+        ("7.5 * 10**-5", LR, "correct"),
+        ("7.5·10⁻⁵", LR, "correct"),  # superscripts
+        ("7.5 × 10^−5", LR, "correct"),  # a typographic minus
+        ("7.5 × 10^-4", LR, "incorrect"),
+        ("1/16 of the memory", SHARE, "correct"),
+        ("one sixteenth", SHARE, "correct"),
+        ("6.25 %", SHARE, "correct"),  # a percentage of a plain fraction
+        ("1/8", SHARE, "incorrect"),
+        ("41 minutes and 40 seconds", MINUTES, "correct"),  # one duration, not 41 and 40
+        ("41m40s", MINUTES, "correct"),
+        ("40 minutes and 41 seconds", MINUTES, "incorrect"),
+        ("2^9 examples", BATCH, "correct"),
+        ("2^8", BATCH, "incorrect"),
+    ],
+)
+def test_written_forms_of_one_number_are_read_as_that_number(
+    answer: str, target: NumericTarget, verdict: str
+) -> None:
+    assert check_numeric(answer, target).verdict == verdict
+
+
+def test_identifiers_and_lists_are_not_read_as_fractions_or_powers() -> None:
+    assert [q.value for q in extract_quantities("fp16/bf16 on 8 GPUs")] == [8.0]
+    assert [q.value for q in extract_quantities("batch 1/16.5")] == [1.0, 16.5]
+
+
+def test_a_fraction_answers_a_percentage() -> None:
+    replay = NumericTarget(value=10, unit="%", tolerance=5)
+    assert (
+        check_numeric("roughly a tenth of every batch, the other 90% new data", replay).verdict == "correct"
+    )
+    assert check_numeric("one half of every batch", replay).verdict == "incorrect"
+
+
+def test_spoken_fractions_and_gigs_are_quantities() -> None:
+    found = [(q.value, q.unit) for q in extract_quantities("three quarters of it, a sixteenth, 16 gig")]
+    assert found == [(0.75, ""), (0.0625, ""), (16.0, "GB")]
+    assert extract_quantities("the first half of training") == []

@@ -126,7 +126,7 @@ def words_to_digits(text: str) -> str:
 
 # unit word -> (canonical unit, factor into it)
 _UNIT_ALIASES: dict[str, tuple[str, float]] = {
-    "gb": ("GB", 1.0), "gigabytes": ("GB", 1.0), "gigabyte": ("GB", 1.0), "gigs": ("GB", 1.0),
+    "gb": ("GB", 1.0), "gigabytes": ("GB", 1.0), "gigabyte": ("GB", 1.0), "gigs": ("GB", 1.0), "gig": ("GB", 1.0),
     "gib": ("GB", 1.073741824), "gibibytes": ("GB", 1.073741824),
     "mb": ("GB", 1e-3), "megabytes": ("GB", 1e-3), "tb": ("GB", 1e3), "terabytes": ("GB", 1e3),
     "bytes": ("GB", 1e-9),
@@ -144,7 +144,7 @@ _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "
 _QUANTITY = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?(?:e-?\d+)?|\.\d+)"
     r"\s*(?:(k|m|b|thousand|million|billion)\b)?\s*"
-    r"(%|per cent|percent|gigabytes?|gib|gibibytes|gb|gigs|megabytes|mb|terabytes|tb|bytes|minutes?|mins?"
+    r"(%|per cent|percent|gigabytes?|gib|gibibytes|gb|gigs?|megabytes|mb|terabytes|tb|bytes|minutes?|mins?"
     r"|seconds?|secs?|hours?|nats?|parameters|params|weights|steps?|fold|times(?!\s+\d)|x|s|h)?(?![\w])",
     re.I,
 )
@@ -158,10 +158,77 @@ class Quantity:
     text: str  # as it appears in the (normalised) answer
 
 
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_MINUS = str.maketrans({"−": "-", "–": "-"})
+_NUM = r"\d+(?:\.\d+)?"
+# "7.5 × 10^-5", "7.5x10^-5", "7.5 * 10**-5", "7.5·10⁻⁵" (superscripts read first)
+_SCIENTIFIC = re.compile(rf"({_NUM})\s*(?:[x×*·]|times)\s*10\s*(?:\^|\*\*)\s*([-+]?\d+)\b", re.I)
+_POWER = re.compile(r"(?<![\w.^])(\d{1,3})\s*(?:\^|\*\*)\s*([-+]?\d{1,2})\b")  # "2^9", "10^-5"
+_FRACTION = re.compile(r"(?<![\w.,/])(\d{1,4})\s*/\s*(\d{1,5})(?![\w/]|\.\d)")  # "1/16", not "fp16/bf16"
+_SPOKEN_FRACTION = re.compile(
+    r"\b(a|one|\d{1,2})[\s-]+(half|halves|thirds?|quarters?|fifths?|eighths?|tenths?|sixteenths?"
+    r"|hundredths?|thousandths?)\b",
+    re.I,
+)
+_DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "eighth": 8, "tenth": 10,
+                 "sixteenth": 16, "hundredth": 100, "thousandth": 1000}  # fmt: skip
+# "41 minutes and 40 seconds", "41m40s", "1 h 20 min": one duration, not two numbers
+_DURATION = re.compile(
+    rf"(?:({_NUM})\s*(?:hours?|hrs?|h)\s*(?:and\s+)?)?({_NUM})\s*(?:minutes?|mins?|m)\s*(?:and\s+)?"
+    rf"({_NUM})\s*(?:seconds?|secs?|s)\b|({_NUM})\s*(?:hours?|hrs?|h)\s*(?:and\s+)?({_NUM})\s*"
+    rf"(?:minutes?|mins?|m)\b",
+    re.I,
+)
+
+
+def _short(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def _duration(m: re.Match[str]) -> str:
+    if m.group(3) is not None:  # [h] m s
+        minutes = float(m.group(1) or 0) * 60 + float(m.group(2)) + float(m.group(3)) / 60
+    else:  # h m
+        minutes = float(m.group(4)) * 60 + float(m.group(5))
+    return f"{_short(minutes)} minutes"
+
+
+def written_numbers(text: str) -> str:
+    """Written forms that are one number, as one number: scientific notation, powers,
+    fractions and compound durations.
+
+    >>> written_numbers("7.5 × 10⁻⁵, 2^9, 1/16, a sixteenth, 41 minutes and 40 seconds")
+    '7.5e-5, 512, 0.0625, 0.0625, 41.66666667 minutes'
+    """
+    text = text.translate(_MINUS)
+    text = re.sub(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
+    text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)}e{m.group(2).lstrip('+')}", text)
+
+    def power(m: re.Match[str]) -> str:
+        base, exp = int(m.group(1)), int(m.group(2))
+        if base == 10:
+            return f"1e{exp}"
+        return _short(float(base) ** exp) if base > 1 and 0 < exp <= 40 else m.group(0)
+
+    text = _POWER.sub(power, text)
+    text = _FRACTION.sub(
+        lambda m: _short(int(m.group(1)) / int(m.group(2))) if int(m.group(2)) else m.group(0), text
+    )
+
+    def spoken(m: re.Match[str]) -> str:  # "a sixteenth", "3 quarters" (words_to_digits ran first)
+        top = 1 if m.group(1).lower() in ("a", "one") else int(m.group(1))
+        name = m.group(2).lower()
+        name = "half" if name == "halves" else name.removesuffix("s")
+        return _short(top / _DENOMINATORS[name])
+
+    text = _SPOKEN_FRACTION.sub(spoken, text)
+    return _DURATION.sub(_duration, text)
+
+
 def extract_quantities(text: str) -> list[Quantity]:
     """Every number in the text, with multiplier and unit when present."""
     out = []
-    for m in _QUANTITY.finditer(words_to_digits(text)):
+    for m in _QUANTITY.finditer(written_numbers(words_to_digits(text))):
         number, mult, unit = m.group(1), (m.group(2) or "").lower(), (m.group(3) or "").lower()
         try:
             value = float(number.replace(",", ""))
@@ -178,17 +245,23 @@ def _in_target_unit(q: Quantity, target: NumericTarget) -> float:
     want = _UNIT_ALIASES.get(target.unit.lower(), (target.unit, 1.0))
     if q.unit and q.unit == want[0]:
         return q.value * q.factor / want[1]
+    if q.unit == "%" and not target.unit:
+        return q.value / 100  # "6.25 %" of a plain fraction 0.0625
     return q.value
 
 
 def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
     """Does the answer state the target number (in a compatible unit, within tolerance)?"""
     best: tuple[float, Quantity, float] | None = None
+    percent = _UNIT_ALIASES.get(target.unit.lower(), ("",))[0] == "%"
     for q in extract_quantities(answer):
-        value = _in_target_unit(q, target)
-        err = abs(value - target.value)
-        if best is None or err < best[0]:
-            best = (err, q, value)
+        values = [_in_target_unit(q, target)]
+        if percent and not q.unit and 0 < q.value < 1:
+            values.append(q.value * 100)  # "a tenth of every batch" is 10 %
+        for value in values:
+            err = abs(value - target.value)
+            if best is None or err < best[0]:
+                best = (err, q, value)
     verdict = "missing" if best is None else "correct" if target.accepts(best[2]) else "incorrect"
     return NumericCheck(
         target=target.value,
