@@ -32,6 +32,9 @@ def test_quantities_carry_multipliers_and_units() -> None:
 
 GB = NumericTarget(value=112, unit="GB", tolerance=1)
 MINUTES = NumericTarget(value=41.67, unit="minutes", tolerance=0.5)
+LR = NumericTarget(value=7.5e-5, unit="", tolerance=1e-6)
+SHARE = NumericTarget(value=0.0625, unit="", tolerance=0.001)
+BATCH = NumericTarget(value=512, unit="examples", tolerance=0)
 
 
 @pytest.mark.parametrize(
@@ -46,22 +49,7 @@ MINUTES = NumericTarget(value=41.67, unit="minutes", tolerance=0.5)
         ("2,500 seconds, so forty one point seven minutes", MINUTES, "correct"),
         ("2500 s", MINUTES, "correct"),  # converted to minutes
         ("25 minutes", MINUTES, "incorrect"),
-    ],
-)
-def test_numeric_check_converts_units_within_tolerance(
-    answer: str, target: NumericTarget, verdict: str
-) -> None:
-    assert check_numeric(answer, target).verdict == verdict
-
-
-LR = NumericTarget(value=7.5e-5, unit="", tolerance=1e-6)
-SHARE = NumericTarget(value=0.0625, unit="", tolerance=0.001)
-BATCH = NumericTarget(value=512, unit="examples", tolerance=0)
-
-
-@pytest.mark.parametrize(
-    ("answer", "target", "verdict"),
-    [
+        # written forms of one number are read as that number
         ("7.5 × 10^-5", LR, "correct"),
         ("7.5x10^-5", LR, "correct"),
         ("7.5 * 10**-5", LR, "correct"),
@@ -79,7 +67,7 @@ BATCH = NumericTarget(value=512, unit="examples", tolerance=0)
         ("2^8", BATCH, "incorrect"),
     ],
 )
-def test_written_forms_of_one_number_are_read_as_that_number(
+def test_numeric_check_reads_the_number_and_converts_units_within_tolerance(
     answer: str, target: NumericTarget, verdict: str
 ) -> None:
     assert check_numeric(answer, target).verdict == verdict
