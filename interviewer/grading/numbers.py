@@ -193,6 +193,26 @@ def _duration(m: re.Match[str]) -> str:
     return f"{_short(minutes)} minutes"
 
 
+def _power(m: re.Match[str]) -> str:
+    base, exp = int(m.group(1)), int(m.group(2))
+    if base == 10:
+        return f"1e{exp}"
+    return _short(float(base) ** exp) if base > 1 and 0 < exp <= 40 else m.group(0)
+
+
+def _fraction(m: re.Match[str]) -> str:
+    top, bottom = int(m.group(1)), int(m.group(2))
+    return _short(top / bottom) if bottom else m.group(0)
+
+
+def _spoken_fraction(m: re.Match[str]) -> str:
+    """ "a sixteenth", "3 quarters" (words_to_digits has already turned "three" into "3")."""
+    top = 1 if m.group(1).lower() in ("a", "one") else int(m.group(1))
+    name = m.group(2).lower()
+    name = "half" if name == "halves" else name.removesuffix("s")
+    return _short(top / _DENOMINATORS[name])
+
+
 def written_numbers(text: str) -> str:
     """Written forms that are one number, as one number: scientific notation, powers,
     fractions and compound durations.
@@ -203,25 +223,9 @@ def written_numbers(text: str) -> str:
     text = text.translate(_MINUS)
     text = re.sub(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)}e{m.group(2).lstrip('+')}", text)
-
-    def power(m: re.Match[str]) -> str:
-        base, exp = int(m.group(1)), int(m.group(2))
-        if base == 10:
-            return f"1e{exp}"
-        return _short(float(base) ** exp) if base > 1 and 0 < exp <= 40 else m.group(0)
-
-    text = _POWER.sub(power, text)
-    text = _FRACTION.sub(
-        lambda m: _short(int(m.group(1)) / int(m.group(2))) if int(m.group(2)) else m.group(0), text
-    )
-
-    def spoken(m: re.Match[str]) -> str:  # "a sixteenth", "3 quarters" (words_to_digits ran first)
-        top = 1 if m.group(1).lower() in ("a", "one") else int(m.group(1))
-        name = m.group(2).lower()
-        name = "half" if name == "halves" else name.removesuffix("s")
-        return _short(top / _DENOMINATORS[name])
-
-    text = _SPOKEN_FRACTION.sub(spoken, text)
+    text = _POWER.sub(_power, text)
+    text = _FRACTION.sub(_fraction, text)
+    text = _SPOKEN_FRACTION.sub(_spoken_fraction, text)
     return _DURATION.sub(_duration, text)
 
 
@@ -241,24 +245,23 @@ def extract_quantities(text: str) -> list[Quantity]:
     return out
 
 
-def _in_target_unit(q: Quantity, target: NumericTarget) -> float:
+def _readings(q: Quantity, target: NumericTarget) -> list[float]:
+    """The values `q` can mean in the target's unit (the check keeps the closest)."""
     want = _UNIT_ALIASES.get(target.unit.lower(), (target.unit, 1.0))
     if q.unit and q.unit == want[0]:
-        return q.value * q.factor / want[1]
+        return [q.value * q.factor / want[1]]
     if q.unit == "%" and not target.unit:
-        return q.value / 100  # "6.25 %" of a plain fraction 0.0625
-    return q.value
+        return [q.value / 100]  # "6.25 %" of a plain fraction 0.0625
+    if want[0] == "%" and not q.unit and 0 < q.value < 1:
+        return [q.value, q.value * 100]  # "a tenth of every batch" is 10 %
+    return [q.value]
 
 
 def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
     """Does the answer state the target number (in a compatible unit, within tolerance)?"""
     best: tuple[float, Quantity, float] | None = None
-    percent = _UNIT_ALIASES.get(target.unit.lower(), ("",))[0] == "%"
     for q in extract_quantities(answer):
-        values = [_in_target_unit(q, target)]
-        if percent and not q.unit and 0 < q.value < 1:
-            values.append(q.value * 100)  # "a tenth of every batch" is 10 %
-        for value in values:
+        for value in _readings(q, target):
             err = abs(value - target.value)
             if best is None or err < best[0]:
                 best = (err, q, value)
