@@ -7,13 +7,21 @@ as in `evals/answers/`) kept out of `evals/answers/` so that `calibrate.py` neve
 them. `evals/probes/misconceptions-new-writers.jsonl` holds 78 confident-misconception
 answers to calibration-split questions, written after the calibration by writers who
 had not written its answers: it measures how well misconception detection carries over
-to new wordings. Reports the mean grader-minus-expert score, the mean absolute error,
-and how many labelled misconceptions the grader flagged.
+to new wordings. `evals/probes/new-questions.jsonl` holds the full answer sets (11 tiers
+and 9 rewordings each, 120 answers) of six calibration-split bank questions that no
+calibration has used, written after `rubric-11` was fitted: a fresh check of how the
+fitted grader carries over to questions it has not seen.
+
+Reports the mean grader-minus-expert score, the mean absolute error, how many labelled
+misconceptions the grader flagged and, where the file has them, QWK against the expert,
+tier ordering over the answers that are not rewordings, and paraphrase invariance (share
+of rewordings, `paraphrase_of`, within half a point of the answer they reword).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -21,7 +29,7 @@ import numpy as np
 from external import print_figures
 
 from interviewer.bank import load_bank
-from interviewer.evaluation import EvalAnswer
+from interviewer.evaluation import EvalAnswer, quadratic_weighted_kappa, tier_ordering
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 
@@ -33,9 +41,11 @@ def probe(path: Path) -> dict[str, object]:
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     answers = [EvalAnswer.model_validate_json(line) for line in lines]
     diffs, labelled, flagged, false_alarms = [], 0, 0, 0
+    scores: dict[str, float] = {}
     for a in answers:
         question = bank.get(a.question_id)
         grade = grader.grade(question, a.answer)
+        scores[a.id] = grade.score
         diffs.append(grade.score - a.expert_score)
         said = {m.text for m in grade.misconceptions}
         wanted = {question.rubric.misconceptions[i].text for i in a.misconceptions}
@@ -50,7 +60,24 @@ def probe(path: Path) -> dict[str, object]:
         "misconceptions_labelled": labelled,
         "misconceptions_flagged": flagged,
         "other_misconceptions_flagged": false_alarms,
+        **agreement(answers, scores),
     }
+
+
+def agreement(answers: list[EvalAnswer], scores: dict[str, float]) -> dict[str, object]:
+    """QWK, tier ordering and paraphrase invariance, each where the file can give it."""
+    out: dict[str, object] = {}
+    if len({a.expert_score for a in answers}) > 1:
+        got = [scores[a.id] for a in answers]
+        out["qwk"] = round(quadratic_weighted_kappa([a.expert_score for a in answers], got), 3)
+    ordering = tier_ordering([(a, scores[a.id]) for a in answers if a.paraphrase_of is None])
+    if not math.isnan(ordering):
+        out["tier_ordering"] = round(ordering, 3)
+    pairs = [abs(scores[a.id] - scores[a.paraphrase_of]) <= 0.5 for a in answers if a.paraphrase_of in scores]
+    if pairs:
+        out["paraphrase_invariance"] = round(float(np.mean(pairs)), 3)
+        out["paraphrase_pairs"] = len(pairs)
+    return out
 
 
 def main() -> int:

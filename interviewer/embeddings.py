@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -148,6 +149,9 @@ class Embedder:
 
     @property
     def model(self) -> SentenceTransformer:
+        model = self._model
+        if model is not None:  # no lock once loaded: `_lock` is also held for each forward pass
+            return model
         with self._lock:
             if self._model is None:
                 apply_offline_defaults()
@@ -193,7 +197,7 @@ class Embedder:
             with self._count_lock:
                 self._wanting -= 1
 
-    @property
+    @cached_property
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension() or 384)
 

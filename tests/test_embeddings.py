@@ -135,6 +135,20 @@ def test_a_forward_pass_computes_on_one_thread_while_others_wait_for_the_model()
     assert seen == [1, 2]
 
 
+def test_reading_the_loaded_model_does_not_wait_for_another_threads_forward_pass() -> None:
+    import threading
+
+    embedder = Embedder(MODEL)
+    embedder._model = get_embedder(MODEL).model
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.extend([embedder.model, embedder.dim]))
+    with embedder._computing():  # another turn's pass holds the model
+        reader.start()
+        reader.join(timeout=10)
+        assert not reader.is_alive()  # tokenising and pooling of other turns go on meanwhile
+    assert got == [embedder._model, 384]
+
+
 def test_sentences_packed_into_one_pass_get_the_vectors_of_a_padded_batch(monkeypatch) -> None:
     import interviewer.embeddings as embeddings
 
