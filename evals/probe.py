@@ -29,7 +29,7 @@ import numpy as np
 from external import print_figures
 
 from interviewer.bank import load_bank
-from interviewer.evaluation import EvalAnswer, quadratic_weighted_kappa, tier_ordering
+from interviewer.evaluation import EvalAnswer, paraphrase_deltas, quadratic_weighted_kappa, tier_ordering
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 
@@ -73,10 +73,10 @@ def agreement(answers: list[EvalAnswer], scores: dict[str, float]) -> dict[str, 
     ordering = tier_ordering([(a, scores[a.id]) for a in answers if a.paraphrase_of is None])
     if not math.isnan(ordering):
         out["tier_ordering"] = round(ordering, 3)
-    pairs = [abs(scores[a.id] - scores[a.paraphrase_of]) <= 0.5 for a in answers if a.paraphrase_of in scores]
-    if pairs:
-        out["paraphrase_invariance"] = round(float(np.mean(pairs)), 3)
-        out["paraphrase_pairs"] = len(pairs)
+    deltas = paraphrase_deltas(answers, scores)
+    if deltas:
+        out["paraphrase_invariance"] = round(float(np.mean([d <= 0.5 for d in deltas])), 3)
+        out["paraphrase_pairs"] = len(deltas)
     return out
 
 

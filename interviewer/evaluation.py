@@ -128,6 +128,11 @@ def bootstrap_ci(
     return (round(stats[int(0.025 * len(stats))], 3), round(stats[int(0.975 * len(stats)) - 1], 3))
 
 
+def paraphrase_deltas(answers: list[EvalAnswer], scores: dict[str, float]) -> list[float]:
+    """|Score difference| between each rewording (`paraphrase_of`) and the answer it rewords."""
+    return [abs(scores[a.id] - scores[a.paraphrase_of]) for a in answers if a.paraphrase_of in scores]
+
+
 def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -> float:
     """Mean over questions of the share of answer pairs the grader orders like the expert (ties = 1/2)."""
     by_q: dict[str, list[tuple[EvalAnswer, float]]] = defaultdict(list)
@@ -258,7 +263,7 @@ def evaluate(
 
     # invariance
     by_id = {a.id: s for a, s in zip(answers, scores, strict=True)}
-    para = [abs(by_id[a.id] - by_id[a.paraphrase_of]) for a in answers if a.paraphrase_of in by_id]
+    para = paraphrase_deltas(answers, by_id)
     spoken_src = [
         (a, s) for a, s in zip(answers, scores, strict=True) if a.tier not in ("empty", "injection")
     ]

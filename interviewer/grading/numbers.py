@@ -12,6 +12,7 @@ It does not judge anything but numbers: no key points, no scores.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ def _run_value(words: list[str]) -> str | None:
     return f"{value:.10g}"
 
 
+@functools.lru_cache(maxsize=4096)  # the same rubric points are read on every grade
 def words_to_digits(text: str) -> str:
     """Replace runs of number words with digits; then spoken exponents with e-notation."""
     text = re.sub(r"\ba hundred\b", "one hundred", text, flags=re.I)
@@ -159,6 +161,7 @@ class Quantity:
 
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPT_POWER = re.compile(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")  # "10⁻⁵"
 _MINUS = str.maketrans({"−": "-", "–": "-"})
 _NUM = r"\d+(?:\.\d+)?"
 # "7.5 × 10^-5", "7.5x10^-5", "7.5 * 10**-5", "7.5·10⁻⁵" (superscripts read first)
@@ -213,6 +216,7 @@ def _spoken_fraction(m: re.Match[str]) -> str:
     return _short(top / _DENOMINATORS[name])
 
 
+@functools.lru_cache(maxsize=4096)
 def written_numbers(text: str) -> str:
     """Written forms that are one number, as one number: scientific notation, powers,
     fractions and compound durations.
@@ -221,7 +225,7 @@ def written_numbers(text: str) -> str:
     '7.5e-5, 512, 0.0625, 0.0625, 41.66666667 minutes'
     """
     text = text.translate(_MINUS)
-    text = re.sub(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
+    text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)}e{m.group(2).lstrip('+')}", text)
     text = _POWER.sub(_power, text)
     text = _FRACTION.sub(_fraction, text)
