@@ -9,7 +9,7 @@ import pytest
 
 from interviewer.bank import load_bank
 from interviewer.errors import BackendUnavailable
-from interviewer.grading.llm import LLMGrader, evidence_in_answer
+from interviewer.grading.llm import LLMGrader, Verdicts, evidence_in_answer, verdict_schema
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 
@@ -25,9 +25,11 @@ class ScriptedBackend:
     def __init__(self, *replies: str | Exception) -> None:
         self.replies = list(replies)
         self.prompts: list[list[dict[str, str]]] = []
+        self.schemas: list[dict | None] = []
 
     def complete(self, messages, *, json_schema=None, max_tokens=512, temperature=0.0, timeout_s=None) -> str:  # type: ignore[no-untyped-def]
         self.prompts.append(messages)
+        self.schemas.append(json_schema)
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply
@@ -110,3 +112,40 @@ def test_evidence_matching_tolerates_case_and_punctuation_only() -> None:
     assert evidence_in_answer("clip at 1.0", "You should Clip at 1.0, always.")
     assert not evidence_in_answer("restart from scratch", "roll back to a checkpoint")
     assert not evidence_in_answer("", "anything")
+
+
+def test_the_schema_asks_for_one_verdict_per_key_point_of_this_question(fallback, question) -> None:  # type: ignore[no-untyped-def]
+    n, m = len(question.key_points), len(question.rubric.misconceptions)
+    backend = ScriptedBackend(verdicts(n, {}))
+    LLMGrader(backend, fallback).grade(question, ANSWER)
+    schema = backend.schemas[0]
+    assert schema == verdict_schema(n, m)
+    points = schema["properties"]["key_points"]
+    assert points["required"] == [str(i) for i in range(n)] and points["additionalProperties"] is False
+    assert schema["properties"]["misconceptions"]["items"]["properties"]["index"]["enum"] == list(range(m))
+
+
+def test_verdicts_keyed_by_index_are_read_like_listed_ones(fallback, question) -> None:  # type: ignore[no-untyped-def]
+    n = len(question.key_points)
+    keyed = {str(i): {"status": "missed", "evidence": ""} for i in range(n)}
+    keyed["0"] = {"status": "covered", "evidence": "a bad batch of data"}
+    backend = ScriptedBackend(json.dumps({"key_points": keyed, "misconceptions": []}))
+    grade = LLMGrader(backend, fallback).grade(question, ANSWER)
+    assert grade.grader.fallback is None
+    assert [kp.status for kp in grade.key_points] == ["covered"] + ["missed"] * (n - 1)
+    listed = Verdicts.parse(verdicts(n, {0: "a bad batch of data"}))
+    assert Verdicts.parse(json.dumps({"key_points": keyed})).key_points == listed.key_points
+
+
+def test_a_reply_missing_a_key_point_is_still_rejected(fallback, question) -> None:  # type: ignore[no-untyped-def]
+    n = len(question.key_points)
+    short = json.dumps({"key_points": {str(i): {"status": "missed", "evidence": ""} for i in range(n - 1)}})
+    grade = LLMGrader(ScriptedBackend(short, short), fallback).grade(question, ANSWER)
+    assert "llm-fallback" in grade.flags and "each key point" in (grade.grader.fallback or "")
+
+
+def test_a_line_break_inside_quoted_evidence_is_read_as_text(fallback, question) -> None:  # type: ignore[no-untyped-def]
+    n = len(question.key_points)
+    reply = verdicts(n, {0: "a bad batch of data"}).replace("a bad batch", "a bad\nbatch")
+    grade = LLMGrader(ScriptedBackend(reply), fallback).grade(question, ANSWER)
+    assert grade.grader.fallback is None and grade.key_points[0].status == "covered"

@@ -159,3 +159,19 @@ def test_in_process_llama_cpp_completes_and_follows_the_schema() -> None:
         max_tokens=128,
     )
     assert text.startswith("{")
+
+
+@real_model
+def test_a_small_local_model_grades_without_falling_back(remote: LLMBackend) -> None:
+    """The per-question schema holds even a 135M model to one verdict per key point
+    (with a free-length list it left points out and 30 of 33 grades fell back)."""
+    from interviewer.bank import load_bank
+    from interviewer.grading.llm import LLMGrader
+    from interviewer.grading.rubric import RubricGrader
+    from interviewer.settings import load_settings
+
+    question = load_bank(load_settings()).get("002-03")
+    grader = LLMGrader(remote, RubricGrader(load_settings()))
+    grade = grader.grade(question, "A bad batch of data. Roll back to the last good checkpoint and skip it.")
+    assert grade.grader.grader == "llm" and grade.grader.fallback is None, grader.rejections
+    assert len(grade.key_points) == len(question.key_points)

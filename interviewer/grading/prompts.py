@@ -27,8 +27,9 @@ Misconceptions (by index):
 {answer}
 </answer>
 
-Reply as JSON: {{"key_points": [{{"index": 0, "status": "covered|partial|missed", "evidence": "..."}}, ...],
-"misconceptions": [{{"index": 0, "evidence": "..."}}]}} with one key_points entry per key point."""
+Reply as JSON: {{"key_points": {{"0": {{"status": "covered|partial|missed", "evidence": "..."}}, "1": ...}},
+"misconceptions": [{{"index": 0, "evidence": "..."}}]}} with one key_points entry per key point, keyed by its index,
+and one misconceptions entry per misconception the answer asserts (an empty list if none)."""
 
 GRADER_RETRY = (
     "Your reply was not valid: {problem}. Reply again with JSON only, exactly in the requested shape."
