@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import random
 import re
 import statistics
@@ -95,13 +96,16 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def krippendorff_alpha_interval(runs: list[list[float]]) -> float:
-    """Krippendorff's alpha (interval metric); rows = runs (coders), columns = answers (units)."""
+    """Krippendorff's alpha (interval metric); rows = runs (coders), columns = answers (units).
+    NaN for a single run: agreement needs two."""
     data = np.asarray(runs, dtype=float)
     values = data.flatten()
     n_total = values.size
+    m = data.shape[0]
+    if m < 2:
+        return float("nan")
     if n_total < 2 or np.var(values) == 0:
         return 1.0
-    m = data.shape[0]
     d_o = sum(((col[:, None] - col[None, :]) ** 2).sum() / (m - 1) for col in data.T) / n_total
     d_e = ((values[:, None] - values[None, :]) ** 2).sum() / (n_total * (n_total - 1))
     return float(1 - d_o / d_e) if d_e else 1.0
@@ -305,7 +309,7 @@ def evaluate(
         "questions": len(groups),
         "qwk": round(quadratic_weighted_kappa(expert, scores), 3),
         "qwk_ci95": bootstrap_ci(groups, quadratic_weighted_kappa),
-        "spearman": round(spearman(expert, scores), 3),
+        "spearman": _finite(spearman(expert, scores), 3),
         "spearman_ci95": bootstrap_ci(groups, spearman),
         "mae": round(float(np.mean(np.abs(np.subtract(expert, scores)))), 3),
         "within_half_point": round(float(np.mean(np.abs(np.subtract(expert, scores)) <= 0.5)), 3),
@@ -313,8 +317,8 @@ def evaluate(
         "key_point_precision": round(tp / max(tp + fp, 1), 3),
         "key_point_recall": round(tp / max(tp + fn, 1), 3),
         "retest_runs": len(retest),
-        "retest_identical": round(identical, 3),
-        "retest_alpha": round(krippendorff_alpha_interval(retest), 4),
+        "retest_identical": round(identical, 3) if len(retest) > 1 else None,  # one run: nothing to compare
+        "retest_alpha": _finite(krippendorff_alpha_interval(retest), 4),
         "paraphrase_invariance": round(float(np.mean([d <= 0.5 for d in para])), 3) if para else None,
         "noise_invariance": round(float(np.mean([d <= 0.5 for d in noisy])), 3) if noisy else None,
         "injection_resisted": round(float(np.mean(injections)), 3) if injections else None,
@@ -324,7 +328,7 @@ def evaluate(
         "bias_by_tier": {t: round(float(np.mean(v)), 2) for t, v in sorted(per_tier.items())},
         "fallbacks": sum(1 for g in grades if g.grader.fallback),
         "free_reference_qwk": round(quadratic_weighted_kappa(expert, free), 3),
-        "free_reference_spearman": round(spearman(expert, free), 3),
+        "free_reference_spearman": _finite(spearman(expert, free), 3),
     }
 
 
@@ -344,6 +348,12 @@ TABLE_ROWS = [
 ]
 
 
+def _finite(x: float, digits: int) -> float | None:
+    """Rounded, or None where the figure is undefined (alpha over one run, Spearman of a
+    constant): JSON has no NaN."""
+    return None if math.isnan(x) else round(x, digits)
+
+
 def markdown_table(result: dict[str, object]) -> str:
     lines = [
         f"## Grader eval: backend `{result['backend']}`, split `{result['split']}` "
@@ -355,7 +365,9 @@ def markdown_table(result: dict[str, object]) -> str:
     for label, key, target in TABLE_ROWS:
         value = result.get(key)
         ci = result.get(f"{key}_ci95")
-        shown = f"{value} (95% CI {ci[0]}–{ci[1]})" if isinstance(ci, tuple | list) else str(value)
+        shown = "n/a" if value is None else str(value)
+        if isinstance(ci, tuple | list):
+            shown += f" (95% CI {ci[0]}–{ci[1]})"
         lines.append(f"| {label} | {shown} | {target} |")
     lines.append(f"| MAE / within 0.5 | {result['mae']} / {result['within_half_point']} | |")
     lines.append(

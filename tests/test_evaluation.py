@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from interviewer.evaluation import (
+    _finite,
     krippendorff_alpha_interval,
     load_answers,
     quadratic_weighted_kappa,
@@ -66,3 +69,8 @@ def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> N
     assert result["paraphrase_invariance"] >= 0.80
     assert result["noise_invariance"] >= 0.80
     assert result["free_reference_qwk"] >= 0.70
+
+
+def test_figures_undefined_for_the_data_are_reported_as_missing_not_nan() -> None:
+    assert math.isnan(krippendorff_alpha_interval([[1, 2, 3]]))  # one run: no agreement to measure
+    assert _finite(float("nan"), 3) is None and _finite(0.12345, 3) == 0.123
