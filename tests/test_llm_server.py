@@ -19,10 +19,13 @@ from typing import TypeVar
 import pytest
 from pydantic import BaseModel
 
+from interviewer.bank import load_bank
 from interviewer.errors import BackendUnavailable, BadInput
+from interviewer.grading.llm import LLMGrader
+from interviewer.grading.rubric import RubricGrader
 from interviewer.llm import LLMBackend, make_backend
 from interviewer.llm.server import SMOLLM2_FILE, LocalServer, default_gguf, start_local_server
-from interviewer.settings import Settings
+from interviewer.settings import Settings, load_settings
 
 F = TypeVar("F", bound=Callable[..., object])
 needs_llama_cpp = pytest.mark.skipif(
@@ -165,11 +168,6 @@ def test_in_process_llama_cpp_completes_and_follows_the_schema() -> None:
 def test_a_small_local_model_grades_without_falling_back(remote: LLMBackend) -> None:
     """The per-question schema holds even a 135M model to one verdict per key point
     (with a free-length list it left points out and 30 of 33 grades fell back)."""
-    from interviewer.bank import load_bank
-    from interviewer.grading.llm import LLMGrader
-    from interviewer.grading.rubric import RubricGrader
-    from interviewer.settings import load_settings
-
     question = load_bank(load_settings()).get("002-03")
     grader = LLMGrader(remote, RubricGrader(load_settings()))
     grade = grader.grade(question, "A bad batch of data. Roll back to the last good checkpoint and skip it.")

@@ -59,7 +59,7 @@ class Verdicts(BaseModel):
         points = data.get("key_points") if isinstance(data, dict) else None
         if isinstance(points, dict):
             data["key_points"] = [
-                {"index": int(k) if str(k).isdigit() else k, **v} if isinstance(v, dict) else v
+                {"index": int(k) if k.isdigit() else k, **v} if isinstance(v, dict) else v
                 for k, v in points.items()
             ]
         return cls.model_validate(data)
@@ -104,7 +104,7 @@ def verdict_schema(points: int, misconceptions: int) -> dict[str, Any]:
         },
         "required": ["key_points", "misconceptions"],
         "additionalProperties": False,
-    }  # fmt: skip
+    }
 
 
 def _norm(text: str) -> str:
