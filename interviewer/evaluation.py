@@ -7,6 +7,7 @@ tuned on. `interviewer eval` reports, per backend:
 
 - quadratic weighted kappa and Spearman vs the expert (95% bootstrap CIs over questions)
 - tier ordering: share of answer pairs (expert gap >= 1) ordered the same way, per question
+  (95% bootstrap CI over questions, as for both invariance shares below)
 - key-point precision / recall against the expert's `covers` + `partial` labels
 - test-retest over N runs (fresh grader each run): identical share, Krippendorff's alpha
 - invariance (|delta| <= 0.5) to the writers' paraphrases and to simulated transcription noise
@@ -137,13 +138,17 @@ def paraphrase_deltas(answers: list[EvalAnswer], scores: dict[str, float]) -> li
     return [abs(scores[a.id] - scores[a.paraphrase_of]) for a in answers if a.paraphrase_of in scores]
 
 
-def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -> float:
-    """Mean over questions of the share of answer pairs the grader orders like the expert (ties = 1/2)."""
+def tier_ordering_by_question(
+    items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0
+) -> dict[str, float]:
+    """Per question: the share of its answer pairs (expert scores `min_gap` or more apart)
+    that the grader orders like the expert, ties counting 1/2. Questions with no such pair
+    are left out."""
     by_q: dict[str, list[tuple[EvalAnswer, float]]] = defaultdict(list)
     for item in items:
         by_q[item[0].question_id].append(item)
-    per_q = []
-    for group in by_q.values():
+    out = {}
+    for question, group in by_q.items():
         agree = total = 0.0
         for i, (a, sa) in enumerate(group):
             for b, sb in group[i + 1 :]:
@@ -153,8 +158,30 @@ def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -
                 total += 1
                 agree += 1.0 if (sa - sb) * gap > 0 else 0.5 if sa == sb else 0.0
         if total:
-            per_q.append(agree / total)
-    return float(np.mean(per_q)) if per_q else float("nan")
+            out[question] = agree / total
+    return out
+
+
+def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -> float:
+    """Mean over questions of the share of answer pairs the grader orders like the expert (ties = 1/2)."""
+    per_q = tier_ordering_by_question(items, min_gap)
+    return float(np.mean(list(per_q.values()))) if per_q else float("nan")
+
+
+def bootstrap_mean_ci(
+    groups: dict[str, list[float]], n: int = 1000, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% CI of the mean of all values, resampling questions (`groups`) with replacement:
+    tier ordering (one value a question) and the invariance shares (one 0/1 a pair).
+    None when there is nothing to resample."""
+    keys = sorted(k for k, v in groups.items() if v)
+    if not keys:
+        return None
+    rng = random.Random(seed)
+    stats = sorted(
+        float(np.mean([x for k in (rng.choice(keys) for _ in keys) for x in groups[k]])) for _ in range(n)
+    )
+    return (round(stats[int(0.025 * n)], 3), round(stats[int(0.975 * n) - 1], 3))
 
 
 # -- transcription noise --------------------------------------------------------
@@ -268,6 +295,10 @@ def evaluate(
     # invariance
     by_id = {a.id: s for a, s in zip(answers, scores, strict=True)}
     para = paraphrase_deltas(answers, by_id)
+    para_by_q: dict[str, list[float]] = defaultdict(list)
+    for a in answers:
+        if a.paraphrase_of in by_id:
+            para_by_q[a.question_id].append(float(abs(by_id[a.id] - by_id[a.paraphrase_of]) <= 0.5))
     spoken_src = [
         (a, s) for a, s in zip(answers, scores, strict=True) if a.tier not in ("empty", "injection")
     ]
@@ -275,6 +306,10 @@ def evaluate(
         abs(grader.grade(bank.get(a.question_id), transcription_noise(a.answer, seed=i)).score - s)
         for i, (a, s) in enumerate(spoken_src)
     ]
+    noise_by_q: dict[str, list[float]] = defaultdict(list)
+    for (a, _), d in zip(spoken_src, noisy, strict=True):
+        noise_by_q[a.question_id].append(float(d <= 0.5))
+    ordering = tier_ordering_by_question(list(zip(answers, scores, strict=True)))
 
     # injection: the writers' injection answers must not beat the expert, and appending an
     # instruction to any content answer must not raise its grade
@@ -313,14 +348,18 @@ def evaluate(
         "spearman_ci95": bootstrap_ci(groups, spearman),
         "mae": round(float(np.mean(np.abs(np.subtract(expert, scores)))), 3),
         "within_half_point": round(float(np.mean(np.abs(np.subtract(expert, scores)) <= 0.5)), 3),
-        "tier_ordering": round(tier_ordering(list(zip(answers, scores, strict=True))), 3),
+        "tier_ordering": round(float(np.mean(list(ordering.values()))), 3) if ordering else None,
+        "tier_ordering_ci95": bootstrap_mean_ci({q: [v] for q, v in ordering.items()}),
         "key_point_precision": round(tp / max(tp + fp, 1), 3),
         "key_point_recall": round(tp / max(tp + fn, 1), 3),
         "retest_runs": len(retest),
         "retest_identical": round(identical, 3) if len(retest) > 1 else None,  # one run: nothing to compare
         "retest_alpha": _finite(krippendorff_alpha_interval(retest), 4),
         "paraphrase_invariance": round(float(np.mean([d <= 0.5 for d in para])), 3) if para else None,
+        "paraphrase_invariance_ci95": bootstrap_mean_ci(para_by_q),
+        "paraphrase_pairs": len(para),
         "noise_invariance": round(float(np.mean([d <= 0.5 for d in noisy])), 3) if noisy else None,
+        "noise_invariance_ci95": bootstrap_mean_ci(noise_by_q),
         "injection_resisted": round(float(np.mean(injections)), 3) if injections else None,
         "latency_ms_p50": round(statistics.median(latencies), 2),
         "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
@@ -368,6 +407,8 @@ def markdown_table(result: dict[str, object]) -> str:
         shown = "n/a" if value is None else str(value)
         if isinstance(ci, tuple | list):
             shown += f" (95% CI {ci[0]}–{ci[1]})"
+        if key == "paraphrase_invariance" and result.get("paraphrase_pairs"):
+            shown += f", {result['paraphrase_pairs']} pairs"
         lines.append(f"| {label} | {shown} | {target} |")
     lines.append(f"| MAE / within 0.5 | {result['mae']} / {result['within_half_point']} | |")
     lines.append(

@@ -8,6 +8,7 @@ import pytest
 
 from interviewer.evaluation import (
     _finite,
+    bootstrap_mean_ci,
     krippendorff_alpha_interval,
     load_answers,
     quadratic_weighted_kappa,
@@ -48,6 +49,14 @@ def test_tier_ordering_counts_pairs_the_grader_orders_like_the_expert() -> None:
     assert tier_ordering(reversed_) == 0.0
 
 
+def test_a_share_gets_a_bootstrap_interval_over_questions_that_holds_it() -> None:
+    groups = {"q1": [1.0, 1.0], "q2": [1.0, 0.0], "q3": [0.0], "q4": [1.0]}  # 4 of 6 pairs
+    low, high = bootstrap_mean_ci(groups)  # type: ignore[misc]
+    assert 0.0 <= low < 4 / 6 < high <= 1.0
+    assert bootstrap_mean_ci({"q1": [1.0], "q2": [1.0]}) == (1.0, 1.0)  # no spread: no width
+    assert bootstrap_mean_ci({}) is None and bootstrap_mean_ci({"q1": []}) is None
+
+
 def test_transcription_noise_speaks_numbers_and_adds_fillers() -> None:
     noisy = transcription_noise("Clip at 1.0, always.", seed=1)
     assert "one point zero" in noisy and noisy.startswith("um")
@@ -69,6 +78,9 @@ def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> N
     assert result["paraphrase_invariance"] >= 0.80
     assert result["noise_invariance"] >= 0.80
     assert result["free_reference_qwk"] >= 0.70
+    for key in ("qwk", "tier_ordering", "paraphrase_invariance", "noise_invariance"):
+        low, high = result[f"{key}_ci95"]
+        assert low <= result[key] <= high, key
 
 
 def test_figures_undefined_for_the_data_are_reported_as_missing_not_nan() -> None:
