@@ -324,3 +324,22 @@ def test_priming_a_question_also_keeps_its_phrasings_static_vectors(grader, bank
     assert not grader.words._cache
     grader.prime([q])
     assert all(clean(kp.text) in grader.words._cache for kp in q.key_points)
+
+
+def test_a_grades_latency_is_its_own_work_not_loading_the_models(bank, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    fresh = RubricGrader(load_settings())
+    question = bank.get(SPIKE)
+    fresh.prime([question])
+    embed_references = fresh._reference_vectors
+
+    def slowly():  # type: ignore[no-untyped-def]
+        if fresh._references is None:  # loading is slow the first time (15-20 s here)
+            time.sleep(2.0)
+        return embed_references()
+
+    monkeypatch.setattr(fresh, "_reference_vectors", slowly)
+    grade = fresh.grade(question, "Roll back to the last good checkpoint and lower the learning rate.")
+    assert grade.latency_ms < 2000
+    assert fresh._references is not None

@@ -296,12 +296,24 @@ class RubricGrader:
         reference, yet it answers nothing else. None when the bank holds no other
         question. The bank's references are stacked into one matrix once per grader.
         """
+        questions, vectors = self._reference_vectors()
+        others = [i for i, text in enumerate(questions) if text != question.question]
+        return float((vectors[others] @ answer_vec).max()) if others else None
+
+    def _reference_vectors(self) -> tuple[list[str], np.ndarray]:
+        """The bank's questions and their reference answers' vectors, embedded once."""
         if self._references is None:
             bank = list(load_bank(self.settings))
             self._references = ([q.question for q in bank], self.embedder.encode([q.reference for q in bank]))
-        questions, vectors = self._references
-        others = [i for i, text in enumerate(questions) if text != question.question]
-        return float((vectors[others] @ answer_vec).max()) if others else None
+        return self._references
+
+    def load(self) -> None:
+        """Load, once, what every grade needs: both models, the bank's word weights and its
+        reference answers' vectors. `grade` calls it before starting its clock, so a grade's
+        `latency_ms` is the grade's own work, not a first call's loading (15-20 s here)."""
+        if self._references is None:
+            _ = self.embedder.model, self.words.model, self.idf
+            self._reference_vectors()
 
     def _numeric_point(self, question: Question) -> int | None:
         """Index of the key point that states the target number, if any."""
@@ -598,6 +610,7 @@ class RubricGrader:
         return bank, texts, points, self.embedder.load_cache(self.vector_cache_path(), texts, points)
 
     def grade(self, question: Question, answer: str) -> Grade:
+        self.load()
         t0 = time.perf_counter()
         return self.decide(question, self.analyze(question, answer), t0)
 
