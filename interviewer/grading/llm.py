@@ -25,10 +25,11 @@ from pydantic import BaseModel, ValidationError
 from ..errors import InterviewerError, InvalidModelReply
 from ..llm import LLMBackend
 from ..schema import Question
+from .feedback import build_grade
 from .grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
 from .numbers import check_numeric
 from .prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
-from .rubric import EMPTY_FLAGS, RubricGrader, build_grade
+from .rubric import EMPTY_FLAGS, RubricGrader
 from .text import clean
 
 VERSION = "llm-2"
