@@ -343,3 +343,13 @@ def test_a_grades_latency_is_its_own_work_not_loading_the_models(bank, monkeypat
     grade = fresh.grade(question, "Roll back to the last good checkpoint and lower the learning rate.")
     assert grade.latency_ms < 2000
     assert fresh._references is not None
+
+
+def test_an_empty_answer_is_graded_without_loading_the_models(bank, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fresh = RubricGrader(load_settings())
+
+    def no_models() -> None:
+        raise AssertionError("an empty answer needs no model")
+
+    monkeypatch.setattr(fresh, "load", no_models)
+    assert fresh.grade(bank.get(SPIKE), "  ").score == 0

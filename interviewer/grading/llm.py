@@ -178,7 +178,8 @@ class LLMGrader:
         raise InvalidModelReply(f"the model's grading reply was invalid ({problem})")
 
     def grade(self, question: Question, answer: str) -> Grade:
-        self.fallback.load()  # loading the embedded models once is not this grade's latency
+        if (answer or "").strip():  # loading the embedded models once is not this grade's latency
+            self.fallback.load()
         t0 = time.perf_counter()
         analysis = self.fallback.analyze(question, answer)  # cheap gates + numbers
         if set(analysis.flags) & EMPTY_FLAGS:

@@ -611,7 +611,8 @@ class RubricGrader:
         return bank, texts, points, self.embedder.load_cache(self.vector_cache_path(), texts, points)
 
     def grade(self, question: Question, answer: str) -> Grade:
-        self.load()
+        if (answer or "").strip():  # an empty answer is graded without the models
+            self.load()
         t0 = time.perf_counter()
         return self.decide(question, self.analyze(question, answer), t0)
 
