@@ -133,9 +133,25 @@ def bootstrap_ci(
     return (round(stats[int(0.025 * len(stats))], 3), round(stats[int(0.975 * len(stats)) - 1], 3))
 
 
+def paraphrase_deltas_by_question(
+    answers: list[EvalAnswer], scores: dict[str, float]
+) -> dict[str, list[float]]:
+    """Per question: |score difference| between each rewording (`paraphrase_of`) and the answer it rewords."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for a in answers:
+        if a.paraphrase_of in scores:
+            out[a.question_id].append(abs(scores[a.id] - scores[a.paraphrase_of]))
+    return dict(out)
+
+
 def paraphrase_deltas(answers: list[EvalAnswer], scores: dict[str, float]) -> list[float]:
     """|Score difference| between each rewording (`paraphrase_of`) and the answer it rewords."""
-    return [abs(scores[a.id] - scores[a.paraphrase_of]) for a in answers if a.paraphrase_of in scores]
+    return [d for ds in paraphrase_deltas_by_question(answers, scores).values() for d in ds]
+
+
+def within_half_point(deltas_by_question: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Per question, 1.0 for each delta of at most half a point, else 0.0 (invariance)."""
+    return {q: [float(d <= 0.5) for d in ds] for q, ds in deltas_by_question.items()}
 
 
 def tier_ordering_by_question(
@@ -171,17 +187,13 @@ def tier_ordering(items: list[tuple[EvalAnswer, float]], min_gap: float = 1.0) -
 def bootstrap_mean_ci(
     groups: dict[str, list[float]], n: int = 1000, seed: int = 0
 ) -> tuple[float, float] | None:
-    """95% CI of the mean of all values, resampling questions (`groups`) with replacement:
-    tier ordering (one value a question) and the invariance shares (one 0/1 a pair).
+    """95% CI of the mean of all values, resampling questions (`groups`) as `bootstrap_ci`
+    does: tier ordering (one value a question) and the invariance shares (one 0/1 a pair).
     None when there is nothing to resample."""
-    keys = sorted(k for k, v in groups.items() if v)
-    if not keys:
+    paired = {k: [(x, x) for x in v] for k, v in groups.items() if v}
+    if not paired:
         return None
-    rng = random.Random(seed)
-    stats = sorted(
-        float(np.mean([x for k in (rng.choice(keys) for _ in keys) for x in groups[k]])) for _ in range(n)
-    )
-    return (round(stats[int(0.025 * n)], 3), round(stats[int(0.975 * n) - 1], 3))
+    return bootstrap_ci(paired, lambda values, _same: float(np.mean(values)), n, seed)
 
 
 # -- transcription noise --------------------------------------------------------
@@ -294,11 +306,8 @@ def evaluate(
 
     # invariance
     by_id = {a.id: s for a, s in zip(answers, scores, strict=True)}
-    para = paraphrase_deltas(answers, by_id)
-    para_by_q: dict[str, list[float]] = defaultdict(list)
-    for a in answers:
-        if a.paraphrase_of in by_id:
-            para_by_q[a.question_id].append(float(abs(by_id[a.id] - by_id[a.paraphrase_of]) <= 0.5))
+    para_by_q = paraphrase_deltas_by_question(answers, by_id)
+    para = [d for ds in para_by_q.values() for d in ds]
     spoken_src = [
         (a, s) for a, s in zip(answers, scores, strict=True) if a.tier not in ("empty", "injection")
     ]
@@ -308,7 +317,7 @@ def evaluate(
     ]
     noise_by_q: dict[str, list[float]] = defaultdict(list)
     for (a, _), d in zip(spoken_src, noisy, strict=True):
-        noise_by_q[a.question_id].append(float(d <= 0.5))
+        noise_by_q[a.question_id].append(d)
     ordering = tier_ordering_by_question(list(zip(answers, scores, strict=True)))
 
     # injection: the writers' injection answers must not beat the expert, and appending an
@@ -356,10 +365,10 @@ def evaluate(
         "retest_identical": round(identical, 3) if len(retest) > 1 else None,  # one run: nothing to compare
         "retest_alpha": _finite(krippendorff_alpha_interval(retest), 4),
         "paraphrase_invariance": round(float(np.mean([d <= 0.5 for d in para])), 3) if para else None,
-        "paraphrase_invariance_ci95": bootstrap_mean_ci(para_by_q),
+        "paraphrase_invariance_ci95": bootstrap_mean_ci(within_half_point(para_by_q)),
         "paraphrase_pairs": len(para),
         "noise_invariance": round(float(np.mean([d <= 0.5 for d in noisy])), 3) if noisy else None,
-        "noise_invariance_ci95": bootstrap_mean_ci(noise_by_q),
+        "noise_invariance_ci95": bootstrap_mean_ci(within_half_point(noise_by_q)),
         "injection_resisted": round(float(np.mean(injections)), 3) if injections else None,
         "latency_ms_p50": round(statistics.median(latencies), 2),
         "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2),
