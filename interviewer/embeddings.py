@@ -218,7 +218,7 @@ class Embedder:
             for batch in [[t] for t in todo] if cache else length_batches(todo):
                 with self._computing():
                     vecs = model.encode(batch, batch_size=len(batch), normalize_embeddings=True,
-                                        convert_to_numpy=True)  # fmt: skip
+                                        convert_to_numpy=True, show_progress_bar=False)  # fmt: skip
                 fresh.update(zip(batch, np.asarray(vecs, dtype=np.float32), strict=True))
             if cache:
                 with self._lock:

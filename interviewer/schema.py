@@ -51,7 +51,8 @@ class KeyPoint(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=2)
+    # One character is enough: a reference answer may be "4" or "C".
+    text: str = Field(min_length=1)
     core: bool = True
     alternatives: list[str] = Field(default_factory=list)
 

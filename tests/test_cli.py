@@ -85,6 +85,25 @@ def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path,
     assert "error" in lines[1] and "error" in lines[3] and "error" in lines[4]
 
 
+def test_batch_free_references_of_one_character_grade_and_bad_ones_are_reported(tmp_path: Path) -> None:
+    """Outside short-answer data has references like "4"; a number where text belongs is a
+    bad line, reported by number, and neither stops the rest nor prints progress bars."""
+    src = tmp_path / "in.jsonl"
+    records = [
+        {"question": "What is 2 + 2?", "reference": "4", "answer": "four"},
+        {"question": "What is 2 + 2?", "reference": 4, "answer": "four"},
+        {"question": "What is 2 + 2?", "reference": "4", "answer": "five"},
+    ]
+    src.write_text("\n".join(json.dumps(r) for r in records))
+    out_path = tmp_path / "out.jsonl"
+    out = run("grade", "--batch", str(src), "--out", str(out_path))
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out_path.read_text().splitlines()]
+    assert [line.get("score") for line in lines] == [5.0, None, 0.0]
+    assert "in.jsonl:2" in out.stderr and '"reference" must be a string' in out.stderr
+    assert "Traceback" not in out.stderr and "Batches" not in out.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -6,7 +6,7 @@ import pytest
 
 from interviewer.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
-from interviewer.grading.rubric import RubricGrader
+from interviewer.grading.rubric import RubricGrader, gives_other_numbers
 from interviewer.settings import load_settings
 
 
@@ -205,6 +205,28 @@ def test_an_answer_that_names_a_short_reference_is_on_topic(grader) -> None:  # 
     elsewhere = grader.grade(q, "I like pizza with extra cheese on Fridays.")
     assert "off-topic" not in named.flags and named.score >= 4
     assert "off-topic" in elsewhere.flags and elsewhere.score == 0
+
+
+def test_a_free_reference_that_is_a_number_is_not_stated_by_another_number(grader) -> None:  # type: ignore[no-untyped-def]
+    q = make_user_question("How many bytes does a bf16 number take?", "2 bytes")
+    assert grader.grade(q, "two bytes").score == 5
+    assert grader.grade(q, "It takes four bytes.").score <= 1.5
+    longer = make_user_question("Which sizes may a 2D array parameter leave out?", "All but the first one.")
+    assert (
+        grader.grade(longer, "The first size can be omitted; give every other dimension, like [][3].").score
+        >= 2
+    )
+
+
+def test_a_claim_gives_other_numbers_only_when_none_of_its_own_is_said() -> None:
+    assert gives_other_numbers(["4"], "five")
+    assert not gives_other_numbers(["4"], "four")
+    assert not gives_other_numbers(["4"], "I would add them")  # no number: nothing against it
+    assert not gives_other_numbers(["replay 5 to 15 percent"], "replay a tenth")  # in the range
+    assert not gives_other_numbers(["replay 10 percent"], "replay 0.1 of it")  # a share either way
+    assert not gives_other_numbers(["clip at 1.0", "clip the norm"], "clip at 5")  # a phrasing without
+    assert gives_other_numbers(["about 2.3 nats"], "it is 4.6 nats")
+    assert not gives_other_numbers(["all but the first one"], "2 dimensions")
 
 
 def test_unknown_backend_names_the_valid_ones() -> None:

@@ -73,6 +73,23 @@ def test_numeric_check_reads_the_number_and_converts_units_within_tolerance(
     assert check_numeric(answer, target).verdict == verdict
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("ZeRO-3 shards the parameters", "ZeRO-3 shards the parameters"),
+        ("zero stage two", "zero stage 2"),
+        ("zero offload moves them to the CPU", "zero offload moves them to the CPU"),
+        ("zero-shot accuracy", "zero-shot accuracy"),
+        ("decay it to zero", "decay it to 0"),  # a number where nothing names it
+        ("zero point zero one", "0.01"),
+    ],
+)
+def test_zero_that_names_something_stays_a_word(text: str, kept: str) -> None:
+    """DeepSpeed's ZeRO is not the number 0: "ZeRO-3" read as "0-3" would agree with any
+    claim about stage 0 and embed as a range."""
+    assert words_to_digits(text) == kept
+
+
 def test_identifiers_and_lists_are_not_read_as_fractions_or_powers() -> None:
     assert [q.value for q in extract_quantities("fp16/bf16 on 8 GPUs")] == [8.0]
     assert [q.value for q in extract_quantities("batch 1/16.5")] == [1.0, 16.5]

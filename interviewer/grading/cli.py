@@ -93,6 +93,9 @@ def grade_record(settings: Settings, bank: Bank, grader: Grader, record: Any) ->
         raise BadInput("each line must be a JSON object")
     if not isinstance(record.get("answer"), str):
         raise BadInput('missing "answer" (a string)')
+    for key in ("question_id", "question", "reference"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise BadInput(f'"{key}" must be a string, not {type(record[key]).__name__}')
     if not (record.get("question_id") or record.get("question")):
         raise BadInput('needs "question_id" or "question"')
     question = resolve_question(
@@ -118,7 +121,8 @@ def run_batch(settings: Settings, grader: Grader, src: Path, out: Path | None) -
                 continue
             try:
                 result = grade_record(settings, bank, grader, json.loads(line))
-            except (json.JSONDecodeError, InterviewerError) as exc:
+            except (json.JSONDecodeError, InterviewerError, ValueError) as exc:
+                # ValueError covers pydantic's ValidationError: a record the schema cannot hold
                 failures += 1
                 reason = f"not valid JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else str(exc)
                 print(f"{src}:{number}: {reason}", file=sys.stderr)

@@ -71,6 +71,23 @@ def _run_value(words: list[str]) -> str | None:
     return f"{value:.10g}"
 
 
+_ZERO_NAME_NEXT = re.compile(
+    r"(?:stage|stages|one|two|three|infinity|offload|redundancy|dp|optimi[sz]er|shot|\d)$", re.I
+)
+
+
+def _zero_is_a_name(tokens: list[str], i: int) -> bool:
+    """Whether "zero" at `tokens[i]` is a name, not 0: DeepSpeed's ZeRO, written "ZeRO" or
+    followed (after a space or hyphen) by a stage ("ZeRO-3", "zero stage two", "zero
+    offload"), and "zero-shot"."""
+    if tokens[i] == "ZeRO":
+        return True
+    rest = [t for t in tokens[i + 1 : i + 4] if not t.isspace()]
+    if rest[:1] == ["-"] or rest[:1] == ["++"]:
+        rest = rest[1:] if rest[:1] == ["-"] else ["stage"]
+    return bool(rest) and bool(_ZERO_NAME_NEXT.match(rest[0]))
+
+
 @functools.lru_cache(maxsize=4096)  # the same rubric points are read on every grade
 def words_to_digits(text: str) -> str:
     """Replace runs of number words with digits; then spoken exponents with e-notation."""
@@ -87,6 +104,10 @@ def words_to_digits(text: str) -> str:
     i = 0
     while i < len(tokens):
         low = tokens[i].lower()
+        if low == "zero" and _zero_is_a_name(tokens, i):
+            out.append(tokens[i])  # "ZeRO-3", "zero stage two", "zero-shot": not 0
+            i += 1
+            continue
         if low in _UNITS or low in _TENS or (low in _SCALES and out and out[-1].strip()[-1:].isdigit()):
             run: list[str] = []
             j, last_word = i, i

@@ -59,15 +59,19 @@ from .text import (
     segment,
     strip_injections,
     word_stems,
+    words,
 )
 
-VERSION = "rubric-11"
+VERSION = "rubric-12"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
 # enqueue is the push operation" against the one-word reference "push". Off-topic answers in
 # the calibration split reach 0.63 at most.
 ON_TOPIC_OVERLAP = 0.8
+# A numeric target's key point gets at most this credit from an answer with the wrong number
+# (the aggregator's `wrong_number_cap` then caps the score).
+WRONG_NUMBER_CREDIT = 0.25
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
 
@@ -143,6 +147,35 @@ def numbers_agree(phrasings: list[str], span: str) -> bool:
         if not claimed or any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said):
             return True
     return False
+
+
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
+
+
+def gives_other_numbers(phrasings: list[str], text: str) -> bool:
+    """Whether a claim that is a number ("4", "2 bytes", "about 5 to 15 percent": numbers
+    and units make at least half its words) is answered by `text` with other numbers only:
+    "five" does not state "4". A value agrees when it is equal, lies in a range the claim
+    gives, or is the same share written as a fraction or a percentage ("a tenth" for "10
+    percent"). A text with no numbers says nothing against the claim; nor do numbers in a
+    wordier claim ("all but the first one"), where they are rarely the point."""
+    said = [q.value for q in extract_quantities(clean(text))]
+    if not said:
+        return False
+    for phrase in phrasings:
+        cleaned = clean(phrase)
+        quantities = extract_quantities(cleaned)
+        claimed = [q.value for q in quantities]
+        if 2 * sum(len(words(q.text)) for q in quantities) < len(words(cleaned)):
+            return False
+        ranges = [(float(a), float(b)) for a, b in _RANGE.findall(cleaned)]
+        for value in said:
+            for v in (value, value * 100, value / 100):
+                if any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed):
+                    return False
+                if any(min(a, b) <= v <= max(a, b) for a, b in ranges):
+                    return False
+    return True
 
 
 _IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
@@ -503,6 +536,9 @@ class RubricGrader:
             return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
         results = []
         numeric_idx = self._numeric_point(question)
+        # A free reference has no numeric target: its points' own numbers are checked instead.
+        derived = question.rubric.derived
+        said = " ".join(a.spans) if derived else ""
         for i, (kp, (sim, lex, span_i, margin, soft, distinct, static)) in enumerate(
             zip(question.key_points, a.key_points, strict=True)
         ):
@@ -511,9 +547,11 @@ class RubricGrader:
                 + c.w_distinct * distinct + c.w_words * static + c.bias
             )  # fmt: skip
             evidence = a.spans[span_i]
+            if derived and said and gives_other_numbers([kp.text, *kp.alternatives], said):
+                credit = 0.0  # "four bytes" does not state "2 bytes"
             if i == numeric_idx and a.numeric is not None:
                 correct = a.numeric.verdict == "correct"
-                credit = 1.0 if correct else min(credit, 0.25)
+                credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
                 evidence = a.numeric.found_text if correct else evidence
             status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
             results.append(
