@@ -107,3 +107,25 @@ def test_spoken_fractions_and_gigs_are_quantities() -> None:
     found = [(q.value, q.unit) for q in extract_quantities("three quarters of it, a sixteenth, 16 gig")]
     assert found == [(0.75, ""), (0.0625, ""), (16.0, "GB")]
     assert extract_quantities("the first half of training") == []
+
+
+def test_a_factor_may_be_said_in_words() -> None:
+    speedup = NumericTarget(value=1.75, unit="x", tolerance=0.5)
+    assert check_numeric("about twice as fast", speedup).verdict == "correct"
+    assert check_numeric("it triples throughput", speedup).verdict == "incorrect"
+    assert check_numeric("no real speedup", speedup).verdict == "missing"
+    # only for a factor: "double it to ten percent" answers a percentage with its 10
+    assert (
+        check_numeric("double it to ten percent", NumericTarget(value=10, unit="%", tolerance=5)).found == 10
+    )
+
+
+def test_every_numeric_reference_answer_passes_its_own_check() -> None:
+    """A rubric whose own reference fails its numeric target caps every right answer."""
+    from interviewer.bank import load_bank
+    from interviewer.grading.text import clean
+    from interviewer.settings import load_settings
+
+    for q in load_bank(load_settings()):
+        if q.rubric.numeric is not None:
+            assert check_numeric(clean(q.reference), q.rubric.numeric).verdict == "correct", q.id

@@ -282,10 +282,30 @@ def _readings(q: Quantity, target: NumericTarget) -> list[float]:
     return [q.value]
 
 
+_MULTIPLE_WORDS = {
+    **dict.fromkeys(("twice", "double", "doubles", "doubled", "doubling"), 2.0),
+    **dict.fromkeys(("thrice", "triple", "triples", "tripled", "tripling"), 3.0),
+    **dict.fromkeys(("quadruple", "quadruples", "quadrupled", "quadrupling"), 4.0),
+    **dict.fromkeys(("halve", "halves", "halved", "halving"), 0.5),
+}
+_MULTIPLE = re.compile(rf"\b(?:{'|'.join(_MULTIPLE_WORDS)})\b", re.I)
+
+
+def multiples(text: str) -> list[Quantity]:
+    """Factors said in words: "twice as fast" is 2x, "quadruple the batch" 4x."""
+    return [
+        Quantity(_MULTIPLE_WORDS[m.group().lower()], "x", 1.0, m.group()) for m in _MULTIPLE.finditer(text)
+    ]
+
+
 def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
-    """Does the answer state the target number (in a compatible unit, within tolerance)?"""
+    """Does the answer state the target number (in a compatible unit, within tolerance)?
+    A factor ("1.75x") may also be said in words ("about twice as fast")."""
     best: tuple[float, Quantity, float] | None = None
-    for q in extract_quantities(answer):
+    said = extract_quantities(answer)
+    if _UNIT_ALIASES.get(target.unit.lower(), (target.unit, 1.0))[0] == "x":
+        said += multiples(answer)
+    for q in said:
         for value in _readings(q, target):
             err = abs(value - target.value)
             if best is None or err < best[0]:

@@ -151,6 +151,9 @@ _SENT_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
 
 
+MIN_CLAUSE_WORDS = 4  # shorter pieces of a sentence ("and so on") are not spans of their own
+
+
 def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
     """Sentences, clauses of longer sentences, and word windows of run-on ones.
 
@@ -177,7 +180,7 @@ def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
             for part in parts if len(parts) > 1 else []:
                 cstart = piece.find(part, cpos)
                 cpos = cstart + len(part)
-                if len(words(part)) >= 4:
+                if len(words(part)) >= MIN_CLAUSE_WORDS:
                     spans.append(Span(part.strip(), start + cstart, start + cpos, "clause"))
         if n_words > 30:
             tokens = list(re.finditer(r"\S+", piece))
