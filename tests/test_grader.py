@@ -7,6 +7,7 @@ import pytest
 from interviewer.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
 from interviewer.grading.rubric import RubricGrader, gives_other_numbers
+from interviewer.grading.text import refuting_spans, segment
 from interviewer.settings import load_settings
 
 
@@ -29,6 +30,20 @@ def test_the_reference_answer_gets_full_marks_with_every_point_covered(grader, b
     assert grade.score >= 4.5
     assert all(kp.evidence in q.reference for kp in grade.key_points if kp.status != "missed")
     assert grade.grader.grader == "rubric" and grade.grader.version
+
+
+def test_every_reference_answer_scores_well_against_its_own_rubric(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """A rubric its own reference cannot satisfy (a numeric target the reference says in
+    words, a point no sentence states) marks every right answer down. 70 of the 132
+    questions have no eval answers, so this is their check."""
+    low = {q.id: grader.grade(q, q.reference).score for q in bank}
+    assert {qid: score for qid, score in low.items() if score < 4} == {}
+
+
+def test_every_misconception_said_alone_is_flagged(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    said = [(m.text, grader.grade(q, m.text).misconceptions) for q in bank for m in q.rubric.misconceptions]
+    missed = [text for text, found in said if text not in {f.text for f in found}]
+    assert len(missed) <= 0.05 * len(said), missed
 
 
 @pytest.mark.parametrize(
@@ -131,6 +146,35 @@ def test_a_negated_misconception_is_not_penalised(grader, bank) -> None:  # type
     assert any("scratch" in m.text for m in wrong.misconceptions)
     assert not any("scratch" in m.text for m in right.misconceptions)
     assert right.score > wrong.score
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        "A common myth is that {}, but it does not hold.",
+        "Some people think {}; they are mistaken.",
+        "It is not true that {}.",
+        "{}. That is a misconception.",
+    ],
+)
+def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, framing: str) -> None:  # type: ignore[no-untyped-def]
+    """Across the whole bank: a strong candidate names the trap to reject it."""
+    flagged = []
+    for q in bank:
+        for m in q.rubric.misconceptions:
+            claim = m.text.rstrip(".")
+            grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
+            flagged += [m.text for found in grade.misconceptions if found.text == m.text]
+    assert flagged == []
+
+
+def test_rejection_words_of_the_claim_itself_do_not_reject_it() -> None:
+    said = segment("When something goes wrong, restart from scratch.")  # bare "wrong" rejects nothing
+    assert refuting_spans(said, {"restart", "from", "scratch"}) == [False] * len(said)
+    said = segment("The run is wrong, so debug it.")  # claim: "the run is wrong"
+    assert refuting_spans(said, {"the", "run", "is", "wrong"}) == [False] * len(said)
+    said = segment("Restart from scratch. A common mistake is skipping warmup.")
+    assert refuting_spans(said, {"restart", "from", "scratch"})[0] is False  # no pointing back
 
 
 def test_a_misconception_is_told_from_the_point_it_contradicts_by_its_own_words(grader, bank) -> None:  # type: ignore[no-untyped-def]

@@ -55,6 +55,7 @@ from .text import (
     content_stems,
     is_negated,
     looks_like_gibberish,
+    refuting_spans,
     says_dont_know,
     segment,
     strip_injections,
@@ -62,7 +63,7 @@ from .text import (
     words,
 )
 
-VERSION = "rubric-12"
+VERSION = "rubric-13"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -502,7 +503,13 @@ class RubricGrader:
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
         for row, group in zip(mc_sims, mc_groups, strict=True):
-            i = int(row.argmax())
+            # a claim rejected where it is said ("a common myth is that ...") is not stated there
+            rejected = refuting_spans(spans, {w.lower() for p in group for w in words(p)})
+            stated_in = [j for j, no in enumerate(rejected) if not no]
+            if not stated_in:
+                misconceptions.append((0.0, 0.0, 0, -1.0, 0.0, 0.0))
+                continue
+            i = stated_in[int(row[stated_in].argmax())]
             sim = float(row[i])
             if not (numbers_agree(group, spans[i].text) and identifiers_agree(group, spans[i].text)):
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
@@ -514,7 +521,13 @@ class RubricGrader:
             lex = self._overlap(group, span_stems[i], question_stems)
             if is_negated(spans[i].text) != is_negated(group[0]):
                 lex = 0.0
-            own, gap = self._own_words(group, point_stems, question_stems, spans, span_stems)
+            own, gap = self._own_words(
+                group,
+                point_stems,
+                question_stems,
+                [spans[j] for j in stated_in],
+                [span_stems[j] for j in stated_in],
+            )
             misconceptions.append((sim, lex, i, margin, own, gap))
         return Analysis(
             flags=flags,

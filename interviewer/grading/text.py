@@ -36,6 +36,41 @@ NEGATION = re.compile(
     r"without|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
     re.I,
 )
+# Words that reject a claim as a whole ("a common myth is that ...", "... ; they are mistaken").
+# Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim.
+REFUTATION = re.compile(
+    r"\b(?:myths?|misconceptions?|mistaken|fallac(?:y|ies)|untrue|misleading|"
+    r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+)?(?:wrong|false|incorrect)|"
+    r"(?:common|classic|typical|big)\s+(?:mistake|error|trap|pitfall)|"
+    r"not\s+(?:true|the\s+case)|isn'?t\s+(?:true|the\s+case))\b",
+    re.I,
+)
+
+
+_BACK_REFERENCE = re.compile(r"^\W*(?:but\s+)?(?:that|this|it|they|which|not)\b", re.I)
+
+
+def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
+    """Per span: whether its sentence rejects a claim, or the next sentence rejects it by
+    pointing back ("Some think restarting helps; they are mistaken."), with words the claim
+    itself does not use ("the run is wrong" is no rejection of "the run is wrong")."""
+    sentences = [s for s in spans if s.level == "sentence"]
+
+    def rejects(text: str) -> bool:
+        return any(
+            not {w.lower() for w in words(m.group())} <= claim_words for m in REFUTATION.finditer(text)
+        )
+
+    here = [rejects(s.text) for s in sentences]
+    after = [n + 1 < len(sentences) and here[n + 1] and bool(_BACK_REFERENCE.match(sentences[n + 1].text))
+             for n in range(len(sentences))]  # fmt: skip
+    out = []
+    for span in spans:
+        k = next((n for n, s in enumerate(sentences) if s.start <= span.start and span.end <= s.end), None)
+        out.append(k is not None and (here[k] or after[k]))
+    return out
+
+
 # A sentence addressed to whoever grades the answer, rather than about the topic.
 _GRADER_WORD = re.compile(
     r"\b(?:grader|grading|scorer|scoring|evaluator|evaluation note|examiner|marker|rubric|reviewer|"
