@@ -168,6 +168,25 @@ def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, frami
     assert flagged == []
 
 
+def test_a_key_point_the_answer_rejects_is_not_covered(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    said = [
+        grader.grade(q, f"It is not true that {kp.text[0].lower()}{kp.text[1:]}.").key_points[i].status
+        for q in bank
+        for i, kp in enumerate(q.key_points)
+    ]
+    assert said.count("missed") >= 0.9 * len(said)  # 579 of 614 on rubric-13
+
+
+def test_rejecting_the_right_claim_states_the_wrong_one(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get(
+        "002-26"
+    )  # point "FP8 needs per-tensor scaling factors"; misconception "... needs no scaling factors"
+    wrong = grader.grade(q, "It's a myth that FP8 needs per-tensor scaling factors.")
+    right = grader.grade(q, "A common myth is that FP8 training needs no scaling factors.")
+    assert [m.text for m in wrong.misconceptions] == ["FP8 training needs no scaling factors"]
+    assert right.misconceptions == [] and wrong.score <= right.score
+
+
 def test_rejection_words_of_the_claim_itself_do_not_reject_it() -> None:
     said = segment("When something goes wrong, restart from scratch.")  # bare "wrong" rejects nothing
     assert refuting_spans(said, {"restart", "from", "scratch"}) == [False] * len(said)

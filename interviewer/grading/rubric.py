@@ -73,6 +73,10 @@ ON_TOPIC_OVERLAP = 0.8
 # A numeric target's key point gets at most this credit from an answer with the wrong number
 # (the aggregator's `wrong_number_cap` then caps the score).
 WRONG_NUMBER_CREDIT = 0.25
+# A sentence that rejects a claim rejects the one it is closest to; a point and a misconception
+# this close to it are both rejected (a set constant, not fitted: 2 of 520 calibration answers
+# reject anything).
+REJECTION_TIE = 0.05
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
 
@@ -214,6 +218,35 @@ def distinctiveness(point_sims: np.ndarray, question_sims: np.ndarray) -> np.nda
     return (point_sims - rivals).max(axis=1).astype(np.float32)
 
 
+def rejections(
+    spans: list[Span], kp_groups: list[list[str]], mc_groups: list[list[str]], kp_sims: np.ndarray,
+    mc_sims: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(points, spans) and (misconceptions, spans): where the answer rejects that claim.
+
+    A sentence that rejects ("a common myth is that ...", `refuting_spans`) rejects the claim
+    it is closest to (`kp_sims`, `mc_sims`: similarities before any polarity penalty, since
+    the rejecting words read as a negation): "it's a myth that FP8 needs scaling factors"
+    rejects the point "FP8 needs per-tensor scaling factors", so it covers no point and
+    states the misconception "FP8 needs no scaling"; "a common myth is that FP8 needs no
+    scaling" is the reverse.
+    """
+
+    def rejected(groups: list[list[str]], sims: np.ndarray, rivals: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(groups), len(spans)), dtype=bool)
+        for g, group in enumerate(groups):
+            said = np.array(refuting_spans(spans, {w.lower() for p in group for w in words(p)}))
+            if said.any():
+                # within REJECTION_TIE of the closest claim of the other kind counts as closest:
+                # a rejection that reads as both ("bf16 needs loss scaling ... does not hold"
+                # against "bf16 rarely needs loss scaling") states neither
+                closest = sims[g] >= (rivals.max(axis=0) - REJECTION_TIE if len(rivals) else -np.inf)
+                out[g] = said & closest
+        return out
+
+    return rejected(kp_groups, kp_sims, mc_sims), rejected(mc_groups, mc_sims, kp_sims)
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -246,6 +279,7 @@ class RubricGrader:
         spans: list[Span],
         span_vecs: np.ndarray,
         static_vecs: np.ndarray | None = None,
+        polarity: bool = True,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """(items, spans) twice: each span's similarity to the item's closest phrasing,
         under MiniLM (`span_vecs`) and, when given, under the static WordLlama vectors
@@ -269,7 +303,7 @@ class RubricGrader:
             [[len(a & b) / max(len(b), 1) for b in phrase_stems] for a in span_stems], dtype=np.float32
         )
         flipped = span_neg[:, None] != phrase_neg[None, :]
-        penalty = self.calibration.polarity_penalty * shared * flipped  # (spans, phrasings)
+        penalty = self.calibration.polarity_penalty * shared * flipped * polarity  # (spans, phrasings)
 
         def best_phrasing(sims: np.ndarray) -> np.ndarray:
             out = np.empty((len(groups), len(spans)), dtype=np.float32)
@@ -283,6 +317,17 @@ class RubricGrader:
         if static_vecs is None:
             return contextual, None
         return contextual, best_phrasing(static_vecs @ self._static_phrasings(flat).T - penalty)
+
+    def _rejections(
+        self, spans: list[Span], kp_groups: list[list[str]], mc_groups: list[list[str]], span_vecs: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`rejections`, with the similarities it needs computed only for an answer that rejects something."""
+        none = np.zeros((len(kp_groups), len(spans)), bool), np.zeros((len(mc_groups), len(spans)), bool)
+        if not any(refuting_spans(spans, set())):
+            return none
+        kp_raw, _ = self._similarity(kp_groups, spans, span_vecs, polarity=False)
+        mc_raw, _ = self._similarity(mc_groups, spans, span_vecs, polarity=False)
+        return rejections(spans, kp_groups, mc_groups, kp_raw, mc_raw)
 
     def _static_phrasings(self, phrasings: list[str]) -> np.ndarray:
         """Rubric phrasings' WordLlama vectors, kept once computed."""
@@ -361,8 +406,8 @@ class RubricGrader:
                     return i
         return None
 
-    def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(span vectors, whole-answer vector, the answer's token vectors) from one
+    def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """(span vectors, whole-answer vector, each sentence's token vectors) from one
         forward pass per sentence.
 
         Clauses and windows lie inside a sentence, so their vectors are pooled
@@ -398,10 +443,7 @@ class RubricGrader:
             out[j] = alone_vecs[n]
         weights = np.array([float(len(t)) for t in texts] or [1.0], dtype=np.float32)
         mean = (weights[:, None] * whole).sum(axis=0) if len(whole) else out.mean(axis=0)
-        answer_tokens = (
-            np.concatenate([t.vectors for t in tokens]) if tokens else np.zeros((0, dim), np.float32)
-        )
-        return out, unit(mean), answer_tokens
+        return out, unit(mean), [t.vectors for t in tokens]
 
     def _soft_recall(self, group: list[str], answer_tokens: np.ndarray, demote: set[str]) -> float:
         """BERTScore-style recall: the IDF-weighted mean, over the point's content words,
@@ -477,7 +519,7 @@ class RubricGrader:
         if set(flags) & EMPTY_FLAGS:
             return Analysis(flags=flags, numeric=numeric)
         spans = segment(text)
-        span_vecs, answer_vec, answer_tokens = self._embed_spans(spans)
+        span_vecs, answer_vec, sentence_tokens = self._embed_spans(spans)
         answer_stems = set(content_stems(cleaned))
         question_stems = set(content_stems(clean(question.question)))
         kp_groups = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
@@ -486,26 +528,35 @@ class RubricGrader:
         kp_sims, kp_static = self._similarity(kp_groups, spans, span_vecs, static_vecs)
         mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
         assert kp_static is not None
+        kp_rejected, mc_rejected = self._rejections(spans, kp_groups, mc_groups, span_vecs)
+        kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
+        kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
         ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
+        sentences = [j for j, s in enumerate(spans) if s.level == "sentence"]
+        all_tokens = np.concatenate(sentence_tokens) if sentence_tokens else np.zeros((0, 1), np.float32)
         key_points = []
         for k, (row, group) in enumerate(zip(kp_sims, kp_groups, strict=True)):
             i = int(row.argmax())
             # a span closer to a wrong claim than to this point does not cover it
             rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
             margin = min(0.0, float(row[i]) - rival)
-            lex = self._overlap(group, answer_stems, question_stems)
-            soft = self._soft_recall(group, answer_tokens, question_stems)
+            stems, tokens = answer_stems, all_tokens
+            if kp_rejected[k].any():  # the words of a sentence that rejects the point do not say it
+                kept = [n for n, j in enumerate(sentences) if not kp_rejected[k, j]]
+                stems = set().union(*(content_stems(clean(spans[sentences[n]].text)) for n in kept))
+                tokens = np.concatenate([sentence_tokens[n] for n in kept]) if kept else all_tokens[:0]
+            lex = self._overlap(group, stems, question_stems)
+            soft = self._soft_recall(group, tokens, question_stems)
             key_points.append(
                 (float(row[i]), lex, i, margin, soft, float(distinct[k]), float(kp_static[k].max()))
             )
         misconceptions = []
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
-        for row, group in zip(mc_sims, mc_groups, strict=True):
+        for m, (row, group) in enumerate(zip(mc_sims, mc_groups, strict=True)):
             # a claim rejected where it is said ("a common myth is that ...") is not stated there
-            rejected = refuting_spans(spans, {w.lower() for p in group for w in words(p)})
-            stated_in = [j for j, no in enumerate(rejected) if not no]
+            stated_in = [j for j in range(len(spans)) if not mc_rejected[m, j]]
             if not stated_in:
                 misconceptions.append((0.0, 0.0, 0, -1.0, 0.0, 0.0))
                 continue
@@ -648,7 +699,7 @@ class RubricGrader:
         missing += len({t for t in points if not self.embedder.tokens_cached(t)})  # their token vectors
         for i in range(0, len(bank), chunk):
             self.prime(bank[i : i + chunk])
-        if missing:
+        if missing or not self.vector_cache_path().is_file():  # this process may hold them already
             self.embedder.save_cache(self.vector_cache_path(), texts, points)
         return loaded, missing
 

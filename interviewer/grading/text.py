@@ -37,11 +37,12 @@ NEGATION = re.compile(
     re.I,
 )
 # Words that reject a claim as a whole ("a common myth is that ...", "... ; they are mistaken").
-# Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim.
+# Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim;
+# nor is "pitfall" or "trap", which name a real danger ("the big pitfall: fp16 underflows").
 REFUTATION = re.compile(
     r"\b(?:myths?|misconceptions?|mistaken|fallac(?:y|ies)|untrue|misleading|"
     r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+)?(?:wrong|false|incorrect)|"
-    r"(?:common|classic|typical|big)\s+(?:mistake|error|trap|pitfall)|"
+    r"(?:common|classic|typical|big)\s+mistake|"
     r"not\s+(?:true|the\s+case)|isn'?t\s+(?:true|the\s+case))\b",
     re.I,
 )
