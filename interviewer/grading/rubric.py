@@ -74,8 +74,8 @@ ON_TOPIC_OVERLAP = 0.8
 # (the aggregator's `wrong_number_cap` then caps the score).
 WRONG_NUMBER_CREDIT = 0.25
 # A sentence that rejects a claim rejects the one it is closest to; a point and a misconception
-# this close to it are both rejected (a set constant, not fitted: 2 of 520 calibration answers
-# reject anything).
+# this close to it are both rejected (a set constant, not fitted: 1 of the 520 calibration
+# answers rejects anything).
 REJECTION_TIE = 0.05
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
