@@ -144,12 +144,16 @@ class Analysis:
     asked: float = 0.0
 
 
+def same_number(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(abs(a), 1)
+
+
 def numbers_agree(phrasings: list[str], span: str) -> bool:
     """A claim with a number is only stated by a span that says one of its numbers."""
     said = {q.value for q in extract_quantities(clean(span))}
     for phrase in phrasings:
         claimed = {q.value for q in extract_quantities(phrase)}
-        if not claimed or any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed for v in said):
+        if not claimed or any(same_number(c, v) for c in claimed for v in said):
             return True
     return False
 
@@ -176,7 +180,7 @@ def gives_other_numbers(phrasings: list[str], text: str) -> bool:
         ranges = [(float(a), float(b)) for a, b in _RANGE.findall(cleaned)]
         for value in said:
             for v in (value, value * 100, value / 100):
-                if any(abs(c - v) <= 1e-6 * max(abs(c), 1) for c in claimed):
+                if any(same_number(c, v) for c in claimed):
                     return False
                 if any(min(a, b) <= v <= max(a, b) for a, b in ranges):
                     return False
@@ -529,8 +533,9 @@ class RubricGrader:
         mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
         assert kp_static is not None
         kp_rejected, mc_rejected = self._rejections(spans, kp_groups, mc_groups, span_vecs)
-        kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
-        kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
+        if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
+            kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
+            kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
         ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
         distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
         sentences = [j for j, s in enumerate(spans) if s.level == "sentence"]
