@@ -120,6 +120,31 @@ def test_a_factor_may_be_said_in_words() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("typed", "values"),
+    [
+        (r"$\eta = 7.5 \times 10^{-5}$", [7.5e-5]),
+        (r"$3\cdot10^{-4}$", [3e-4]),
+        (r"\(2^{10}\) tokens", [1024.0]),
+        (r"$\tfrac{1}{16}$ of it", [0.0625]),
+        (r"$16{,}781{,}312$ parameters", [16781312.0]),
+        (r"$14\,\text{GB}$", [14.0]),
+        (r"$\approx 10\%$", [10.0]),
+    ],
+)
+def test_numbers_typed_as_tex_read_like_plain_ones(typed: str, values: list[float]) -> None:
+    assert [q.value for q in extract_quantities(typed)] == pytest.approx(values)
+
+
+def test_a_tex_answer_passes_the_numeric_check() -> None:
+    """An answer that types its arithmetic in TeX was read as its last stray digits (2.0 cap)."""
+    target = NumericTarget(value=7.5e-5, unit="", tolerance=5e-6)
+    answer = r"at step 500 the rate is $\tfrac{500}{2000} \times 3 \times 10^{-4} = 7.5 \times 10^{-5}$"
+    assert check_numeric(answer, target).verdict == "correct"
+    params = NumericTarget(value=16781312, unit="parameters", tolerance=0)
+    assert check_numeric(r"$4096 \times 4096 + 4096 = 16{,}781{,}312$ in total", params).verdict == "correct"
+
+
 def test_every_numeric_reference_answer_passes_its_own_check() -> None:
     """A rubric whose own reference fails its numeric target caps every right answer."""
     from interviewer.bank import load_bank

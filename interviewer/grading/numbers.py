@@ -205,6 +205,32 @@ _DURATION = re.compile(
 )
 
 
+# Numbers typed as TeX ("$3 \times 10^{-4}$", "\frac{1}{16}", "2^{10}", "1{,}024") in plain form.
+_TEX = [
+    (re.compile(r"\\[dt]?frac\s*\{\s*([^{}]*?)\s*\}\s*\{\s*([^{}]*?)\s*\}"), r"\1/\2"),
+    (re.compile(r"\\(?:text|mathrm|mathit|mathbf|operatorname|rm)\s*\{([^{}]*)\}"), r" \1"),
+    (re.compile(r"\^\s*\{\s*([-+−]?)\s*(\d+)\s*\}"), r"^\1\2"),
+    (re.compile(r"\\(?:times|cdot)(?![a-zA-Z])"), " × "),
+    (re.compile(r"\\(?:approx|sim)(?![a-zA-Z])"), " ~ "),
+    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"\\%"), "%"),
+    (re.compile(r"\\[,;:! ]|\\[()\[\]]|\$+"), " "),
+]
+
+
+def plain_math(text: str) -> str:
+    r"""TeX math as plain text, so its numbers read like typed ones.
+
+    >>> plain_math(r"$3 \times 10^{-4}$, \frac{1}{16}, 2^{10}, 16\,\text{GB}")
+    ' 3  ×  10^-4 , 1/16, 2^10, 16  GB'
+    """
+    if "\\" not in text and "$" not in text and "^{" not in text and "{,}" not in text:
+        return text
+    for pattern, repl in _TEX:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def _short(x: float) -> str:
     return f"{x:.10g}"
 
@@ -245,7 +271,7 @@ def written_numbers(text: str) -> str:
     >>> written_numbers("7.5 × 10⁻⁵, 2^9, 1/16, a sixteenth, 41 minutes and 40 seconds")
     '7.5e-5, 512, 0.0625, 0.0625, 41.66666667 minutes'
     """
-    text = text.translate(_MINUS)
+    text = plain_math(text).translate(_MINUS)
     text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)}e{m.group(2).lstrip('+')}", text)
     text = _POWER.sub(_power, text)
