@@ -148,6 +148,18 @@ def test_a_negated_misconception_is_not_penalised(grader, bank) -> None:  # type
     assert right.score > wrong.score
 
 
+def test_markdown_emphasis_is_read_as_plain_text(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "_never_" negates like "never": before, the marks hid the word and the claim was flagged."""
+    q = bank.get("002-28")
+    for m in q.rubric.misconceptions:
+        claim = m.text[0].lower() + m.text[1:]
+        plain = grader.grade(q, f"Never assume that {claim}.")
+        for marked in (f"_Never_ assume that {claim}.", f"**Never** assume that `{claim}`."):
+            g = grader.grade(q, marked)
+            assert not g.misconceptions, marked
+            assert g.score == plain.score, marked
+
+
 @pytest.mark.parametrize(
     "framing",
     [

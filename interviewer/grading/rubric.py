@@ -55,6 +55,7 @@ from .text import (
     content_stems,
     is_negated,
     looks_like_gibberish,
+    plain_markdown,
     refuting_spans,
     says_dont_know,
     segment,
@@ -508,6 +509,7 @@ class RubricGrader:
         text, injected = strip_injections(text)
         if injected:
             flags.append(INJECTION_FLAG)
+        text = plain_markdown(text)
         cleaned = clean(text)
         rubric = question.rubric
         numeric = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None

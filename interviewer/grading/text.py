@@ -120,6 +120,23 @@ DONT_KNOW = re.compile(
 )
 
 
+# Markdown emphasis and code marks around words: "you should _not_ restart", "`no_sync`"
+_EMPHASIS = re.compile(
+    r"(?:(?<=^)|(?<=[\s(\"'\[]))(\*{1,3}|_{1,3}|`)(?=[^\s*_`])(.+?)(?<=[^\s*_`])\1(?=$|[\s.,;:!?)\"'\]])"
+)
+
+
+def plain_markdown(text: str) -> str:
+    """Emphasis and code marks off the words they wrap, so "_not_" negates like "not".
+
+    >>> plain_markdown("You should **not** restart; use `no_sync` and *then* d*ema.")
+    'You should not restart; use no_sync and then d*ema.'
+    """
+    if "*" not in text and "_" not in text and "`" not in text:
+        return text
+    return _EMPHASIS.sub(r"\2", text)
+
+
 @functools.lru_cache(maxsize=4096)
 def clean(text: str) -> str:
     """Fillers out, spoken numbers to digits, whitespace folded. Cached, like the stems
