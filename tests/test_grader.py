@@ -167,6 +167,10 @@ def test_markdown_emphasis_is_read_as_plain_text(grader, bank) -> None:  # type:
         "Some people think {}; they are mistaken.",
         "It is not true that {}.",
         "{}. That is a misconception.",
+        "Never assume that {}.",
+        "People often assume {}, but that's not right.",
+        "{}? No, definitely not.",
+        "I wouldn't say that {}.",
     ],
 )
 def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, framing: str) -> None:  # type: ignore[no-untyped-def]
@@ -178,6 +182,12 @@ def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, frami
             grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
             flagged += [m.text for found in grade.misconceptions if found.text == m.text]
     assert flagged == []
+
+
+def test_an_affirming_idiom_with_no_in_it_still_states_the_claim(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-28")
+    for said in ("No doubt you restart training from scratch.", "Restart training from scratch, no matter what."):
+        assert any("scratch" in m.text for m in grader.grade(q, said).misconceptions), said
 
 
 def test_a_key_point_the_answer_rejects_is_not_covered(grader, bank) -> None:  # type: ignore[no-untyped-def]

@@ -31,8 +31,9 @@ STOPWORDS = frozenset(
     while during before after both few nor yes yeah um uh like really thing things get got make makes
     one way well lot lots kind sort bit""".split()
 )
-NEGATION = re.compile(
-    r"\b(?:not|no|never|don'?t|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t|cannot|"
+NEGATION = re.compile(  # "no doubt", "no matter what" affirm
+    r"\b(?:not|no(?!\s+(?:doubt|question|wonder|matter)\b)|never|"
+    r"don'?t|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t|cannot|"
     r"without|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
     re.I,
 )
@@ -43,12 +44,22 @@ REFUTATION = re.compile(
     r"\b(?:myths?|misconceptions?|mistaken|fallac(?:y|ies)|untrue|misleading|"
     r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+)?(?:wrong|false|incorrect)|"
     r"(?:common|classic|typical|big)\s+mistake|"
-    r"not\s+(?:true|the\s+case)|isn'?t\s+(?:true|the\s+case))\b",
+    r"(?:not|isn'?t)\s+(?:true|the\s+case|right|correct)|(?:not|isn'?t)\s+so(?=\s*(?:[.;!?]|$))|"
+    r"wouldn'?t\s+say|"
+    # a belief held back: "never assume that ...", "don't fall for the idea that ..."
+    r"(?:never|don'?t|do\s+not|no\s+reason\s+to|avoid|rather\s+than|instead\s+of|shouldn'?t|should\s+not)"
+    r"\s+(?:\w+\s+){0,2}?(?:believ\w*|assum\w*|think\w*|thought|claim\w*|fall\s+for))\b",
     re.I,
 )
 
 
 _BACK_REFERENCE = re.compile(r"^\W*(?:but\s+)?(?:that|this|it|they|which|not)\b", re.I)
+# A sentence that is nothing but a rejection rejects the one before it ("X? No." "X. Wrong.")
+_BARE_REJECTION = re.compile(
+    r"^\W*(?:(?:that'?s\s+)?(?:wrong|false|incorrect)|no|nope|not\s+(?:really|at\s+all)|"
+    r"(?:definitely|absolutely|certainly)\s+not)(?:\W+(?:definitely|absolutely|certainly)\s+not)?\W*$",
+    re.I,
+)
 
 
 def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
@@ -63,7 +74,9 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
         )
 
     here = [rejects(s.text) for s in sentences]
-    after = [n + 1 < len(sentences) and here[n + 1] and bool(_BACK_REFERENCE.match(sentences[n + 1].text))
+    bare = [bool(_BARE_REJECTION.match(s.text)) for s in sentences]
+    after = [n + 1 < len(sentences)
+             and (bare[n + 1] or (here[n + 1] and bool(_BACK_REFERENCE.match(sentences[n + 1].text))))
              for n in range(len(sentences))]  # fmt: skip
     out = []
     for span in spans:
