@@ -186,7 +186,10 @@ def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, frami
 
 def test_an_affirming_idiom_with_no_in_it_still_states_the_claim(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("002-28")
-    for said in ("No doubt you restart training from scratch.", "Restart training from scratch, no matter what."):
+    for said in (
+        "No doubt you restart training from scratch.",
+        "Restart training from scratch, no matter what.",
+    ):
         assert any("scratch" in m.text for m in grader.grade(q, said).misconceptions), said
 
 
@@ -197,6 +200,27 @@ def test_a_key_point_the_answer_rejects_is_not_covered(grader, bank) -> None:  #
         for i, kp in enumerate(q.key_points)
     ]
     assert said.count("missed") >= 0.9 * len(said)  # 579 of 614 on rubric-13
+
+
+def test_a_rejection_with_a_claim_of_its_own_does_not_reject_the_sentence_before(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "K; it is not true that M" rejects M only ("it" there is no pointer back to K)."""
+    covered, flagged, n = 0, 0, 0
+    for q in bank:
+        for m in q.rubric.misconceptions:
+            shared = set(m.text.lower().split())
+            i = max(
+                range(len(q.key_points)),
+                key=lambda j: len(shared & set(q.key_points[j].text.lower().split())),
+            )
+            point, claim = q.key_points[i].text.rstrip("."), m.text.rstrip(".")
+            grade = grader.grade(
+                q, f"{point[0].upper()}{point[1:]}; it is not true that {claim[0].lower()}{claim[1:]}."
+            )
+            n += 1
+            covered += grade.key_points[i].status == "covered"
+            flagged += any(found.text == m.text for found in grade.misconceptions)
+    assert covered == n  # rubric-13: 65 of 235
+    assert flagged <= 0.02 * n
 
 
 def test_rejecting_the_right_claim_states_the_wrong_one(grader, bank) -> None:  # type: ignore[no-untyped-def]

@@ -73,10 +73,15 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
             not {w.lower() for w in words(m.group())} <= claim_words for m in REFUTATION.finditer(text)
         )
 
+    def points_back(text: str) -> bool:
+        """ "they are mistaken", "That is a common myth": a rejection with no claim of its own
+        ("it is not true that X" rejects its own X, not the sentence before)."""
+        start = _BACK_REFERENCE.match(text)
+        return start is not None and len(content_stems(REFUTATION.sub(" ", text[start.end() :]))) <= 2
+
     here = [rejects(s.text) for s in sentences]
     bare = [bool(_BARE_REJECTION.match(s.text)) for s in sentences]
-    after = [n + 1 < len(sentences)
-             and (bare[n + 1] or (here[n + 1] and bool(_BACK_REFERENCE.match(sentences[n + 1].text))))
+    after = [n + 1 < len(sentences) and (bare[n + 1] or (here[n + 1] and points_back(sentences[n + 1].text)))
              for n in range(len(sentences))]  # fmt: skip
     out = []
     for span in spans:
