@@ -19,6 +19,16 @@ from interviewer.schema import NumericTarget
         ("ten to the minus eight", "1e-8"),
         ("41 point six seven", "41.67"),
         ("three, four", "3, 4"),  # a list, not 34 or 7
+        ("a batch of two fifty six", "a batch of 256"),  # not 2 + 50 + 6
+        ("one twenty eight or five twelve", "128 or 512"),
+        ("one zero two four", "1024"),
+        ("one hundred and twelve", "112"),
+        ("sixteen point seven eight million", "16780000"),
+        ("point oh six two five", "0.0625"),
+        ("point one: the loss", "point 1: the loss"),  # a list item, not 0.1
+        ("one over sixteen", "1/16"),
+        ("two to the power of ten", "2^10"),
+        ("warm up over one over ten steps", "warm up over 1 over 10 steps"),  # not a fraction
     ],
 )
 def test_spoken_numbers_become_digits(spoken: str, digits: str) -> None:

@@ -41,19 +41,34 @@ def _run_value(words: list[str]) -> str | None:
         w.replace(".", "").isdigit() for w in words
     ):
         return None
-    total, current, decimals, in_decimal = 0.0, 0.0, "", False
-    for w in words:
+    total, current, decimals, in_decimal, scale = 0.0, 0.0, "", False, 1
+    previous = ""
+    for n, w in enumerate(words):
+        following = words[n + 1] if n + 1 < len(words) else ""
+        if scale != 1:
+            return None  # "sixteen point seven eight million" ends at its scale
         if w == "point":
             in_decimal = True
         elif in_decimal:
             if w in _UNITS and _UNITS[w] < 10:
                 decimals += str(_UNITS[w])
+            elif w in _SCALES and decimals:
+                scale = _SCALES[w]
             else:
                 return None
         elif w.replace(".", "").isdigit():
             current += float(w)
+        elif w in _UNITS and _UNITS[w] < 10 and previous in _UNITS and _UNITS[previous] < 10:
+            current = current * 10 + _UNITS[w]  # digits read out: "one zero two four" is 1024
+        elif w in _UNITS and previous in _UNITS and 0 < _UNITS[previous] < 10 and current < 10:
+            current = current * 100 + _UNITS[w]  # "five twelve" is 512
         elif w in _UNITS:
             current += _UNITS[w]
+        elif (
+            w in _TENS and previous in _UNITS and 0 < _UNITS[previous] < 20 and current < 20
+            and following in _UNITS and 0 < _UNITS[following] < 10
+        ):  # fmt: skip
+            current = current * 100 + _TENS[w]  # "two fifty six" is 256 ("one eighty gig" stays 1, 80)
         elif w in _TENS:
             current += _TENS[w]
         elif w == "hundred":
@@ -61,12 +76,12 @@ def _run_value(words: list[str]) -> str | None:
         elif w in _SCALES:
             total += max(current, 1) * _SCALES[w]
             current = 0
-        elif w in ("and", "a"):
-            continue
+        previous = w
     value = total + current
     if decimals:
         value += float("0." + decimals)
-    if value == int(value) and not decimals:
+    value *= scale
+    if value == int(value) and (not decimals or scale != 1):
         return str(int(value))
     return f"{value:.10g}"
 
@@ -88,6 +103,18 @@ def _zero_is_a_name(tokens: list[str], i: int) -> bool:
     return bool(rest) and bool(_ZERO_NAME_NEXT.match(rest[0]))
 
 
+_DIGIT_WORD = "|".join(w for w, v in _UNITS.items() if v < 10)
+_LEADING_POINT = re.compile(rf"\bpoint((?:\s+(?:{_DIGIT_WORD})){{2,}})\b", re.I)
+
+
+def _leading_point(m: re.Match[str]) -> str:
+    """ "point oh six two five" is 0.0625, unless a number comes first ("sixteen point seven")."""
+    before = m.string[: m.start()].split()
+    if before and (before[-1].lower() in _NUMBER_WORDS or before[-1][-1:].isdigit()):
+        return m.group(0)
+    return "0." + "".join(str(_UNITS[w.lower()]) for w in m.group(1).split())
+
+
 @functools.lru_cache(maxsize=4096)  # the same rubric points are read on every grade
 def words_to_digits(text: str) -> str:
     """Replace runs of number words with digits; then spoken exponents with e-notation."""
@@ -99,6 +126,8 @@ def words_to_digits(text: str) -> str:
         text,
         flags=re.I,
     )
+    # "point oh six two five" (two digits or more, so "point one:" in a list stays a word)
+    text = _LEADING_POINT.sub(_leading_point, text)
     tokens = _TOKEN.findall(text)
     out: list[str] = []
     i = 0
@@ -144,7 +173,18 @@ def words_to_digits(text: str) -> str:
     )
     text = re.sub(r"\b10\s+to\s+the\s+(?:minus|negative)\s+(\d+)", r"1e-\1", text, flags=re.I)
     text = re.sub(r"\b10\s+to\s+the\s+(\d+)", r"1e\1", text, flags=re.I)
-    return text
+    # "2 to the 10", "2 to the power of 10th" -> "2^10"; "1 over 16" -> "1/16"
+    text = re.sub(
+        r"\b(\d{1,3})\s+to\s+the\s+(?:power\s+of\s+)?(\d{1,2})(?:th)?\b", r"\1^\2", text, flags=re.I
+    )
+    return _ONE_OVER.sub(r"1/\1", text)
+
+
+_ONE_OVER = re.compile(
+    r"(?<![\d.])\b1\s+over\s+(\d+)\b(?!\s*(?:steps?|epochs?|minutes?|hours?|seconds?|days?|iterations?|"
+    r"batch(?:es)?|tokens?|GPUs?|nodes?|runs?|times)\b)",
+    re.I,
+)
 
 
 # unit word -> (canonical unit, factor into it)
