@@ -21,7 +21,8 @@ from interviewer.schema import NumericTarget
         ("three, four", "3, 4"),  # a list, not 34 or 7
         ("a batch of two fifty six", "a batch of 256"),  # not 2 + 50 + 6
         ("one twenty eight or five twelve", "128 or 512"),
-        ("one zero two four", "1024"),
+        ("four zero nine six", "4096"),  # but "zero two" may be ZeRO-2
+        ("Explain the three ZeRO stages", "Explain the 3 ZeRO stages"),
         ("one hundred and twelve", "112"),
         ("sixteen point seven eight million", "16780000"),
         ("point oh six two five", "0.0625"),

@@ -59,7 +59,7 @@ def _run_value(words: list[str]) -> str | None:
         elif w.replace(".", "").isdigit():
             current += float(w)
         elif w in _UNITS and _UNITS[w] < 10 and previous in _UNITS and _UNITS[previous] < 10:
-            current = current * 10 + _UNITS[w]  # digits read out: "one zero two four" is 1024
+            current = current * 10 + _UNITS[w]  # digits read out: "four zero nine six" is 4096
         elif w in _UNITS and previous in _UNITS and 0 < _UNITS[previous] < 10 and current < 10:
             current = current * 100 + _UNITS[w]  # "five twelve" is 512
         elif w in _UNITS:
@@ -145,6 +145,8 @@ def words_to_digits(text: str) -> str:
                 if t.isspace() or t == "-" or (t == "," and run and run[-1] in _SCALES):
                     j += 1
                     continue
+                if t == "zero" and run and run[-1] != "point" and _zero_is_a_name(tokens, j):
+                    break  # "the three ZeRO stages"
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
                     run.append(t)
                     last_word = j
