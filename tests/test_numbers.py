@@ -26,6 +26,7 @@ from interviewer.schema import NumericTarget
         ("one hundred and twelve", "112"),
         ("sixteen point seven eight million", "16780000"),
         ("point oh six two five", "0.0625"),
+        ("zero point zero zero zero one five", "0.00015"),
         ("point one: the loss", "point 1: the loss"),  # a list item, not 0.1
         ("one over sixteen", "1/16"),
         ("two to the power of ten", "2^10"),

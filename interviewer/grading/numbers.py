@@ -145,7 +145,7 @@ def words_to_digits(text: str) -> str:
                 if t.isspace() or t == "-" or (t == "," and run and run[-1] in _SCALES):
                     j += 1
                     continue
-                if t == "zero" and run and run[-1] != "point" and _zero_is_a_name(tokens, j):
+                if t == "zero" and run and "point" not in run and _zero_is_a_name(tokens, j):
                     break  # "the three ZeRO stages"
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
                     run.append(t)
