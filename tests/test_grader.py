@@ -184,6 +184,20 @@ def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, frami
     assert flagged == []
 
 
+def test_a_claim_only_asked_about_is_not_stated(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """A question asserts nothing; a tag question ("X, right?") asserts X."""
+    flagged = []
+    for q in bank:
+        for m in q.rubric.misconceptions:
+            claim = m.text.rstrip(".")
+            grade = grader.grade(q, f"Is it true that {claim[0].lower()}{claim[1:]}?")
+            flagged += [m.text for found in grade.misconceptions if found.text == m.text]
+    assert flagged == []  # before questions were read: 234 of 235
+    q = bank.get("002-28")
+    tagged = grader.grade(q, "You restart training from scratch, right?")
+    assert any("scratch" in m.text for m in tagged.misconceptions)
+
+
 def test_an_affirming_idiom_with_no_in_it_still_states_the_claim(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("002-28")
     for said in (

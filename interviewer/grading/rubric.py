@@ -51,6 +51,7 @@ from .numbers import check_numeric, extract_quantities
 from .text import (
     IDF,
     Span,
+    asking_spans,
     clean,
     content_stems,
     is_negated,
@@ -561,9 +562,11 @@ class RubricGrader:
         misconceptions = []
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
+        asked = asking_spans(spans)
         for m, (row, group) in enumerate(zip(mc_sims, mc_groups, strict=True)):
-            # a claim rejected where it is said ("a common myth is that ...") is not stated there
-            stated_in = [j for j in range(len(spans)) if not mc_rejected[m, j]]
+            # a claim rejected where it is said ("a common myth is that ...") is not stated there,
+            # nor is one only asked about ("is it true that ...?")
+            stated_in = [j for j in range(len(spans)) if not mc_rejected[m, j] and not asked[j]]
             if not stated_in:
                 misconceptions.append((0.0, 0.0, 0, -1.0, 0.0, 0.0))
                 continue

@@ -62,6 +62,26 @@ _BARE_REJECTION = re.compile(
 )
 
 
+# "..., right?", "..., isn't it?": a tag question asserts what comes before it
+_TAG_QUESTION = re.compile(
+    r"(?:\bright|\bcorrect|\byeah|\bno|\bok(?:ay)?|\b\w+n't\s+(?:it|they|we|you|he|she|there|that))\W*\?\W*$",
+    re.I,
+)
+
+
+def asking_spans(spans: list[Span]) -> list[bool]:
+    """Per span: whether its sentence is a question ("Is it true that X?"), which asserts
+    nothing; a tag question ("X, right?") asserts X and is not one.
+
+    >>> spans = segment("Should we restart? No. It helps, right?")
+    >>> [s.text for s, asked in zip(spans, asking_spans(spans)) if asked]
+    ['Should we restart?']
+    """
+    asked = [s for s in spans if s.level == "sentence" and s.text.rstrip().endswith("?")
+             and not _TAG_QUESTION.search(s.text)]  # fmt: skip
+    return [any(q.start <= span.start and span.end <= q.end for q in asked) for span in spans]
+
+
 def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
     """Per span: whether its sentence rejects a claim, or the next sentence rejects it by
     pointing back ("Some think restarting helps; they are mistaken."), with words the claim
