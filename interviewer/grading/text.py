@@ -31,17 +31,24 @@ STOPWORDS = frozenset(
     while during before after both few nor yes yeah um uh like really thing things get got make makes
     one way well lot lots kind sort bit""".split()
 )
-NEGATION = re.compile(  # "no doubt", "no matter what" affirm
-    r"\b(?:not|no(?!\s+(?:doubt|question|wonder|matter)\b)|never|"
-    r"don'?t|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t|cannot|"
-    r"without|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
+# Hedges and affirming idioms are no negation: "no doubt", "no matter what", "without a
+# doubt", "I'm not (100 %) sure, but", "if I'm not mistaken", "I can't remember exactly, but".
+_HEDGE = (
+    r"(?!\s+(?:(?:100\s*%|entirely|completely|totally|quite|really)\s+)?"
+    r"(?:sure\b|mistaken\b|certain(?=\s*[,.;]|\s+(?:but|if|whether|about|of)\b)))"
+)
+_FORGET = r"(?!\s+(?:remember|recall)\b)"
+NEGATION = re.compile(
+    rf"\b(?:not{_HEDGE}|no(?!\s+(?:doubt|question|wonder|matter)\b)|never|"
+    rf"don'?t{_FORGET}|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t{_FORGET}|cannot{_FORGET}|"
+    r"without(?!\s+(?:a\s+|any\s+)?doubt\b)|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
     re.I,
 )
 # Words that reject a claim as a whole ("a common myth is that ...", "... ; they are mistaken").
 # Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim;
 # nor is "pitfall" or "trap", which name a real danger ("the big pitfall: fp16 underflows").
 REFUTATION = re.compile(
-    r"\b(?:myths?|misconceptions?|mistaken|fallac(?:y|ies)|untrue|misleading|"
+    r"\b(?:myths?|misconceptions?|(?<!not\s)mistaken|fallac(?:y|ies)|untrue|misleading|"
     r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+)?(?:wrong|false|incorrect)|"
     r"(?:common|classic|typical|big)\s+mistake|"
     r"(?:not|isn'?t)\s+(?:true|the\s+case|right|correct)|(?:not|isn'?t)\s+so(?=\s*(?:[.;!?]|$))|"
