@@ -198,11 +198,16 @@ def test_a_claim_only_asked_about_is_not_stated(grader, bank) -> None:  # type: 
     assert any("scratch" in m.text for m in tagged.misconceptions)
 
 
-def test_an_affirming_idiom_with_no_in_it_still_states_the_claim(grader, bank) -> None:  # type: ignore[no-untyped-def]
+def test_an_affirming_idiom_or_a_hedge_still_states_the_claim(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("002-28")
     for said in (
         "No doubt you restart training from scratch.",
         "Restart training from scratch, no matter what.",
+        "Without a doubt, restart training from scratch.",
+        # hedges are no negation either
+        "I'm not 100% sure, but I'd restart training from scratch.",
+        "You restart training from scratch, if I'm not mistaken.",
+        "I can't remember exactly, but you restart training from scratch.",
     ):
         assert any("scratch" in m.text for m in grader.grade(q, said).misconceptions), said
 
