@@ -84,9 +84,17 @@ def asking_spans(spans: list[Span]) -> list[bool]:
     >>> [s.text for s, asked in zip(spans, asking_spans(spans)) if asked]
     ['Should we restart?']
     """
-    asked = [s for s in spans if s.level == "sentence" and s.text.rstrip().endswith("?")
-             and not _TAG_QUESTION.search(s.text)]  # fmt: skip
-    return [any(q.start <= span.start and span.end <= q.end for q in asked) for span in spans]
+    sentences = [s for s in spans if s.level == "sentence"]
+    asked = [s.text.rstrip().endswith("?") and not _TAG_QUESTION.search(s.text) for s in sentences]
+    return [k is not None and asked[k] for k in _sentence_of(spans, sentences)]
+
+
+def _sentence_of(spans: list[Span], sentences: list[Span]) -> list[int | None]:
+    """Per span: the index in `sentences` of the sentence that holds it."""
+    return [
+        next((n for n, s in enumerate(sentences) if s.start <= span.start and span.end <= s.end), None)
+        for span in spans
+    ]
 
 
 def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
@@ -110,11 +118,7 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
     bare = [bool(_BARE_REJECTION.match(s.text)) for s in sentences]
     after = [n + 1 < len(sentences) and (bare[n + 1] or (here[n + 1] and points_back(sentences[n + 1].text)))
              for n in range(len(sentences))]  # fmt: skip
-    out = []
-    for span in spans:
-        k = next((n for n, s in enumerate(sentences) if s.start <= span.start and span.end <= s.end), None)
-        out.append(k is not None and (here[k] or after[k]))
-    return out
+    return [k is not None and (here[k] or after[k]) for k in _sentence_of(spans, sentences)]
 
 
 # A sentence addressed to whoever grades the answer, rather than about the topic.
