@@ -92,6 +92,16 @@ class SessionView:
         return shown or (event_from_json(self.saved_prompt) if self.saved_prompt else None)
 
 
+def _pending(snapshot: Any) -> tuple[str, ...]:
+    """The steps a saved session has still to run, a step cut short by a kill included.
+
+    LangGraph's `snapshot.next` leaves out a task whose writes were saved before the kill
+    stopped the step's checkpoint, so a session killed there looked finished; its tasks
+    still list it.
+    """
+    return tuple(task.name for task in snapshot.tasks)
+
+
 def parse_message(message: str | AudioAnswer) -> UserInput | str:
     """The graph input for a message, or a problem to show (unknown command).
 
@@ -201,7 +211,7 @@ class SessionManager:
         waiting = bool(snapshot.interrupts) and turn is not None
         return SessionView(
             session_id=session_id,
-            finished=not snapshot.next,
+            finished=not _pending(snapshot),
             awaiting=turn["prompt"].get("type") if waiting and turn else None,
             question_id=turn["question_id"] if turn else None,
             number=turn["number"] if turn else 0,
@@ -228,7 +238,7 @@ class SessionManager:
             raise BadInput(f"No session {session_id!r} in {where}. Use `--resume last` for the latest.")
         events: list[Event] = []
         for _ in range(3):  # a kill can leave a step half done: finish it (and the next, if any)
-            if not (snapshot.next and not snapshot.interrupts):
+            if not (_pending(snapshot) and not snapshot.interrupts):
                 break
             events += self._collect(self._run(session_id, None))
             snapshot = self.graph.get_state(self._config(session_id))
@@ -236,7 +246,7 @@ class SessionManager:
         if not view.finished and view.awaiting is None:
             raise StorageError(
                 f"Session {session_id} could not be resumed: its last saved step is neither waiting "
-                f"for an answer nor finished (next: {', '.join(snapshot.next) or 'nothing'}). "
+                f"for an answer nor finished (next: {', '.join(_pending(snapshot)) or 'nothing'}). "
                 "Start a new session; its answers so far are kept in the progress report."
             )
         if not any(e.type in (*PROMPT_TYPES, "summary") for e in events):

@@ -224,6 +224,46 @@ def test_a_step_cut_short_reruns_on_resume_and_records_once(settings, shared_sto
     two.close()
 
 
+def crash_before_checkpoint(saver: Any, channel: str) -> None:
+    """From now on the saver is killed after it saves the writes of a step that writes `channel`
+    (await_answer writes "pending", grade "attempt_count"), before it saves that step's checkpoint."""
+    put_writes, put = saver.put_writes, saver.put
+    wrote = []
+
+    def writes_then_note(config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        put_writes(config, writes, task_id, task_path)
+        wrote.extend(ch for ch, _ in writes if ch == channel)
+
+    def put_unless_wrote(*args: Any) -> Any:
+        if wrote:
+            raise Crash
+        return put(*args)
+
+    saver.put_writes, saver.put = writes_then_note, put_unless_wrote
+
+
+@pytest.mark.parametrize("channel", ["pending", "attempt_count"])
+def test_a_kill_between_a_steps_writes_and_its_checkpoint_resumes(settings, shared_store, channel) -> None:  # type: ignore[no-untyped-def]
+    # LangGraph's snapshot.next leaves out a task whose writes are saved: such a session once
+    # looked finished, and `practice --resume` waited in silence (CI, after a SIGKILL).
+    saver = make_checkpointer(settings)
+    one = SessionManager(settings, services=Services(settings, store=shared_store), checkpointer=saver)
+    sid, events = one.start(SessionOptions(source="004", questions=2, seed=5))
+    q = one.services.bank.get(events[-1].question_id or "")
+    weak = next((kp.text for kp in q.key_points if not kp.core), q.key_points[0].text)
+    crash_before_checkpoint(saver, channel)
+    with pytest.raises(Crash):
+        one.send(sid, weak)
+    close_checkpointer(saver)
+    two = SessionManager(settings, services=Services(settings, store=shared_store))
+    assert not two.state(sid).finished
+    _, events = two.resume("last")
+    assert [e.type for e in events][-1] == "follow_up"
+    assert [e.type for e in two.state(sid).events].count("grade") == 1
+    assert [(a["kind"], a["answer"]) for a in two.services.progress.attempts(sid)] == [("answer", weak)]
+    two.close()
+
+
 # ---------------------------------------------------------------- Postgres
 
 
