@@ -157,6 +157,25 @@ def test_a_tex_answer_passes_the_numeric_check() -> None:
     assert check_numeric(r"$4096 \times 4096 + 4096 = 16{,}781{,}312$ in total", params).verdict == "correct"
 
 
+@pytest.mark.parametrize(
+    ("typed", "values"),
+    [
+        ("16\u2009781\u2009312 parameters", [16781312.0]),  # thin spaces group the digits
+        ("16\u202f781\u202f312 parameters", [16781312.0]),  # narrow no-break spaces
+        ("2\u00a0048 tokens", [2048.0]),
+        ("2 048 tokens", [2.0, 48.0]),  # plain spaces may separate two numbers: left alone
+        ("1½ epochs", [1.5]),
+        ("1 ½ GB", [1.5]),
+        ("¾ of the memory", [0.75]),
+        ("it keeps ⅛ of them", [0.125]),
+        ("1⁄16 of it", [0.0625]),  # the fraction slash
+        ("fp16 at ½ the cost", [0.5]),  # "fp16" is a name, not 16½
+    ],
+)
+def test_typographic_numbers_read_like_plain_ones(typed: str, values: list[float]) -> None:
+    assert [q.value for q in extract_quantities(typed)] == pytest.approx(values)
+
+
 def test_every_numeric_reference_answer_passes_its_own_check() -> None:
     """A rubric whose own reference fails its numeric target caps every right answer."""
     from interviewer.bank import load_bank

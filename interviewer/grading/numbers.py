@@ -225,7 +225,12 @@ class Quantity:
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_POWER = re.compile(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")  # "10⁻⁵"
-_MINUS = str.maketrans({"−": "-", "–": "-"})
+_MINUS = str.maketrans({"−": "-", "–": "-", "⁄": "/"})  # minus signs, the fraction slash
+# Typed typography: "16 781 312" grouped with thin or no-break spaces, "1½", "¾".
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+(?!\d)")
+_VULGAR = {"½": 1 / 2, "¼": 1 / 4, "¾": 3 / 4, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 1 / 8, "⅜": 3 / 8, "⅝": 5 / 8,
+           "⅞": 7 / 8}  # fmt: skip
+_VULGAR_FRACTION = re.compile(r"(?:(?<![\w.])(\d+)[ \u2009\u202f\u00a0]?)?([½¼¾⅓⅔⅛⅜⅝⅞])")
 _NUM = r"\d+(?:\.\d+)?"
 # "7.5 × 10^-5", "7.5x10^-5", "7.5 * 10**-5", "7.5·10⁻⁵" (superscripts read first)
 _SCIENTIFIC = re.compile(rf"({_NUM})\s*(?:[x×*·]|times)\s*10\s*(?:\^|\*\*)\s*([-+]?\d+)\b", re.I)
@@ -312,8 +317,12 @@ def written_numbers(text: str) -> str:
 
     >>> written_numbers("7.5 × 10⁻⁵, 2^9, 1/16, a sixteenth, 41 minutes and 40 seconds")
     '7.5e-5, 512, 0.0625, 0.0625, 41.66666667 minutes'
+    >>> written_numbers("16\u2009781\u2009312 weights, 1½ epochs, ¾ of it, 1⁄16")
+    '16781312 weights, 1.5 epochs, 0.75 of it, 0.0625'
     """
     text = plain_math(text).translate(_MINUS)
+    text = _GROUPED.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
+    text = _VULGAR_FRACTION.sub(lambda m: _short(int(m.group(1) or 0) + _VULGAR[m.group(2)]), text)
     text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     text = _SCIENTIFIC.sub(lambda m: f"{m.group(1)}e{m.group(2).lstrip('+')}", text)
     text = _POWER.sub(_power, text)
