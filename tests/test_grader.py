@@ -298,6 +298,28 @@ def test_fillers_and_transcription_noise_barely_move_the_grade(grader, bank) -> 
     assert abs(grader.grade(q, typed).score - grader.grade(q, spoken).score) <= 0.5
 
 
+@pytest.mark.parametrize(
+    ("qid", "said", "claim"),
+    [
+        ("003-33", "b f sixteen needs loss scaling", "bf16 needs loss scaling"),  # as Whisper may write it
+        ("002-24", "BF 16 needs loss scaling too", "BF16 needs loss scaling too"),
+        ("004-05", "fp 16 has the same range as FP-32", "fp16 has the same range as fp32"),
+        (
+            "000-05",
+            "i n t eight has the same dynamic range as f p eight",
+            "INT8 has the same dynamic range as FP8",
+        ),
+    ],
+)
+def test_number_formats_said_apart_read_as_their_names(grader, bank, qid, said, claim) -> None:  # type: ignore[no-untyped-def]
+    """Whisper writes "BF 16" and "fp 32", people type "FP-16": the rubric's bf16, fp32, fp16.
+    Each of these misconceptions went unflagged when said apart (3 of the bank's 27 naming a format
+    typed apart, 4 spoken)."""
+    q = bank.get(qid)
+    assert claim in [m.text for m in q.rubric.misconceptions]
+    assert claim in [m.text for m in grader.grade(q, said).misconceptions]
+
+
 def test_grades_are_deterministic(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("003-05")
     answer = "You run several micro-batches, sum their gradients, then call optimizer.step once."

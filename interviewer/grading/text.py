@@ -186,13 +186,21 @@ def plain_markdown(text: str) -> str:
     return _EMPHASIS.sub(r"\2", text)
 
 
+# A number format said or typed apart ("f p thirty two", "BF 16", "int-8"), as the rubrics name it
+_FORMAT = re.compile(r"\b(f\s?p|b\s?f|bfloat|float|i\s?n\s?t|t\s?f)[\s-]?(4|8|16|32|64)\b", re.I)
+
+
 @functools.lru_cache(maxsize=4096)
 def clean(text: str) -> str:
-    """Fillers out, spoken numbers to digits, whitespace folded. Cached, like the stems
-    below: one grade asks for the same spans and rubric phrasings many times (embedding,
-    word overlap, numbers, polarity)."""
+    """Fillers out, spoken numbers to digits, number formats as one word, whitespace folded.
+    Cached, like the stems below: one grade asks for the same spans and rubric phrasings
+    many times (embedding, word overlap, numbers, polarity).
+
+    >>> clean("um, the master weights stay in f p thirty two, the rest in BF 16 or int-8")
+    'the master weights stay in fp32, the rest in BF16 or int8'
+    """
     text = FILLERS.sub("", text.replace("’", "'").replace("‘", "'"))
-    text = words_to_digits(text)
+    text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), words_to_digits(text))
     return re.sub(r"\s+", " ", text).strip()
 
 
