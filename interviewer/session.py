@@ -192,7 +192,8 @@ class SessionManager:
         if view.awaiting is None:
             raise BadInput(
                 f"Session {session_id} is finished." if view.finished else
-                f"Session {session_id} was interrupted mid-step; resume it first."
+                f"Session {session_id} stopped in the middle of a step, so this message was not sent. "
+                f"Reload the page, or run `interviewer practice --resume {session_id}`, to pick it up."
             )  # fmt: skip
         parsed["at"] = self.services.now().isoformat()
         self.services.progress.touch_session(session_id, self.services.now())

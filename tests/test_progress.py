@@ -257,6 +257,8 @@ def test_a_kill_between_a_steps_writes_and_its_checkpoint_resumes(settings, shar
     close_checkpointer(saver)
     two = SessionManager(settings, services=Services(settings, store=shared_store))
     assert not two.state(sid).finished
+    with pytest.raises(BadInput, match=f"stopped in the middle of a step.*--resume {sid}"):
+        two.send(sid, "an answer typed before resuming")  # not sent, not lost in silence
     _, events = two.resume("last")
     assert [e.type for e in events][-1] == "follow_up"
     assert [e.type for e in two.state(sid).events].count("grade") == 1
