@@ -227,10 +227,11 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+"
 _SUPERSCRIPT_POWER = re.compile(r"10\s*([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")  # "10⁻⁵"
 _MINUS = str.maketrans({"−": "-", "–": "-", "⁄": "/"})  # minus signs, the fraction slash
 # Typed typography: "16 781 312" grouped with thin or no-break spaces, "1½", "¾".
-_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+(?!\d)")
+_NARROW_SPACES = "\u2009\u202f\u00a0"
+_GROUPED = re.compile(rf"(?<![\d.,])\d{{1,3}}(?:[{_NARROW_SPACES}]\d{{3}})+(?!\d)")
 _VULGAR = {"½": 1 / 2, "¼": 1 / 4, "¾": 3 / 4, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 1 / 8, "⅜": 3 / 8, "⅝": 5 / 8,
            "⅞": 7 / 8}  # fmt: skip
-_VULGAR_FRACTION = re.compile(r"(?:(?<![\w.])(\d+)[ \u2009\u202f\u00a0]?)?([½¼¾⅓⅔⅛⅜⅝⅞])")
+_VULGAR_FRACTION = re.compile(rf"(?:(?<![\w.])(\d+)[ {_NARROW_SPACES}]?)?([{''.join(_VULGAR)}])")
 _NUM = r"\d+(?:\.\d+)?"
 # "7.5 × 10^-5", "7.5x10^-5", "7.5 * 10**-5", "7.5·10⁻⁵" (superscripts read first)
 _SCIENTIFIC = re.compile(rf"({_NUM})\s*(?:[x×*·]|times)\s*10\s*(?:\^|\*\*)\s*([-+]?\d+)\b", re.I)
