@@ -116,7 +116,7 @@ def set_compute_threads(threads: int) -> int:
     as torch's OpenMP threads: with both at 2 on a 2-core VM the grader ran 2x
     slower than on one torch thread (held-out p95 116 vs 61 ms), which is why
     one thread used to be the rule here. With BLAS on one thread, 2 torch
-    threads grade 25 % faster than one (p95 45 vs 61 ms; README, "Evaluation").
+    threads grade 25 % faster than one (p95 45 vs 61 ms; evals/GRADER_LOG.md, "Latency").
     The grader's numpy work is small products that one thread does as fast.
     Returns the number of torch threads.
     """
@@ -342,7 +342,7 @@ class Embedder:
         positions start at 0, so each gets its own vectors (equal to a padded batch's to
         2e-7 cosine in float32). Padded to the longest, the sentences of the 40 longest
         held-out answers are 11,470 tokens instead of 7,433, and length groups cost a
-        pass each: packing took the held-out p95 grade from 45 to 38 ms (README)."""
+        pass each: packing took the held-out p95 grade from 45 to 38 ms (evals/GRADER_LOG.md)."""
         import torch
 
         model = self.model
