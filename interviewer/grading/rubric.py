@@ -65,7 +65,7 @@ from .text import (
     words,
 )
 
-VERSION = "rubric-15"
+VERSION = "rubric-16"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for

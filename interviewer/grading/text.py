@@ -60,6 +60,20 @@ REFUTATION = re.compile(
 )
 
 
+# Typed apostrophes and quotes ("smart quotes" from phones and word processors) as the ASCII
+# ones the patterns here are written with, character for character.
+_STRAIGHT = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def straight(text: str) -> str:
+    """Typographic apostrophes and quotes as ASCII ones.
+
+    >>> print(straight("Don’t assume it’s “fine”"))
+    Don't assume it's "fine"
+    """
+    return text.translate(_STRAIGHT)
+
+
 _BACK_REFERENCE = re.compile(r"^\W*(?:but\s+)?(?:that|this|it|they|which|not)\b", re.I)
 # A sentence that is nothing but a rejection rejects the one before it ("X? No." "X. Wrong.")
 _BARE_REJECTION = re.compile(
@@ -85,7 +99,7 @@ def asking_spans(spans: list[Span]) -> list[bool]:
     ['Should we restart?']
     """
     sentences = [s for s in spans if s.level == "sentence"]
-    asked = [s.text.rstrip().endswith("?") and not _TAG_QUESTION.search(s.text) for s in sentences]
+    asked = [s.text.rstrip().endswith("?") and not _TAG_QUESTION.search(straight(s.text)) for s in sentences]
     return [k is not None and asked[k] for k in _sentence_of(spans, sentences)]
 
 
@@ -114,9 +128,10 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
         start = _BACK_REFERENCE.match(text)
         return start is not None and len(content_stems(REFUTATION.sub(" ", text[start.end() :]))) <= 2
 
-    here = [rejects(s.text) for s in sentences]
-    bare = [bool(_BARE_REJECTION.match(s.text)) for s in sentences]
-    after = [n + 1 < len(sentences) and (bare[n + 1] or (here[n + 1] and points_back(sentences[n + 1].text)))
+    texts = [straight(s.text) for s in sentences]
+    here = [rejects(t) for t in texts]
+    bare = [bool(_BARE_REJECTION.match(t)) for t in texts]
+    after = [n + 1 < len(texts) and (bare[n + 1] or (here[n + 1] and points_back(texts[n + 1])))
              for n in range(len(sentences))]  # fmt: skip
     return [k is not None and (here[k] or after[k]) for k in _sentence_of(spans, sentences)]
 
@@ -155,6 +170,7 @@ _FENCED = re.compile(
 
 
 def _addresses_grader(sentence: str) -> bool:
+    sentence = straight(sentence)
     return bool(INJECTION.search(sentence)) or (
         bool(_GRADER_WORD.search(sentence))
         and bool(_GRADE_ACTION.search(sentence))
@@ -199,7 +215,7 @@ def clean(text: str) -> str:
     >>> clean("um, the master weights stay in f p thirty two, the rest in BF 16 or int-8")
     'the master weights stay in fp32, the rest in BF16 or int8'
     """
-    text = FILLERS.sub("", text.replace("’", "'").replace("‘", "'"))
+    text = FILLERS.sub("", straight(text))
     text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), words_to_digits(text))
     return re.sub(r"\s+", " ", text).strip()
 
@@ -308,7 +324,7 @@ def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
 
 @functools.lru_cache(maxsize=4096)
 def is_negated(text: str) -> bool:
-    return bool(NEGATION.search(text.replace("’", "'")))
+    return bool(NEGATION.search(straight(text)))
 
 
 def injection_sentences(answer: str) -> list[str]:
