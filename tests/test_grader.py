@@ -177,6 +177,13 @@ def test_markdown_emphasis_is_read_as_plain_text(grader, bank) -> None:  # type:
         "Don’t assume that {}.",
         "I wouldn’t say that {}.",
         "{}. That’s wrong.",
+        "{}. That is a common misunderstanding.",
+        "The idea that {} is nonsense.",
+        "{}. That's not how it works.",
+        "{}: false.",
+        "It's a mistake to think {}.",
+        "{}. Don't believe it.",
+        "There's a belief that {}. It doesn't hold up.",
     ],
 )
 def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, framing: str) -> None:  # type: ignore[no-untyped-def]

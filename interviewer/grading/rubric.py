@@ -58,6 +58,7 @@ from .text import (
     looks_like_gibberish,
     plain_markdown,
     refuting_spans,
+    rejection_only_spans,
     says_dont_know,
     segment,
     strip_injections,
@@ -235,8 +236,10 @@ def rejections(
     the rejecting words read as a negation): "it's a myth that FP8 needs scaling factors"
     rejects the point "FP8 needs per-tensor scaling factors", so it covers no point and
     states the misconception "FP8 needs no scaling"; "a common myth is that FP8 needs no
-    scaling" is the reverse.
+    scaling" is the reverse. A sentence that only rejects the one before it ("Don't believe
+    it.", `rejection_only_spans`) states no claim of its own.
     """
+    only = np.array(rejection_only_spans(spans), dtype=bool)
 
     def rejected(groups: list[list[str]], sims: np.ndarray, rivals: np.ndarray) -> np.ndarray:
         out = np.zeros((len(groups), len(spans)), dtype=bool)
@@ -247,7 +250,7 @@ def rejections(
                 # a rejection that reads as both ("bf16 needs loss scaling ... does not hold"
                 # against "bf16 rarely needs loss scaling") states neither
                 closest = sims[g] >= (rivals.max(axis=0) - REJECTION_TIE if len(rivals) else -np.inf)
-                out[g] = said & closest
+                out[g] = said & (closest | only)
         return out
 
     return rejected(kp_groups, kp_sims, mc_sims), rejected(mc_groups, mc_sims, kp_sims)

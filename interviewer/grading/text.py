@@ -48,13 +48,19 @@ NEGATION = re.compile(
 # Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim;
 # nor is "pitfall" or "trap", which name a real danger ("the big pitfall: fp16 underflows").
 REFUTATION = re.compile(
-    r"\b(?:myths?|misconceptions?|(?<!not\s)mistaken|fallac(?:y|ies)|untrue|misleading|"
-    r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+)?(?:wrong|false|incorrect)|"
+    r"\b(?:myths?|misconceptions?|misunderstand\w*|(?<!not\s)mistaken|fallac(?:y|ies)|untrue|misleading|"
+    r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+|complete\s+|total\s+|utter\s+)?"
+    r"(?:wrong|false|incorrect|nonsense|bogus|rubbish)|"
     r"(?:common|classic|typical|big)\s+mistake|"
     r"(?:not|isn'?t)\s+(?:true|the\s+case|right|correct)|(?:not|isn'?t)\s+so(?=\s*(?:[.;!?]|$))|"
+    r"not\s+how\s+(?:it|that|this|things)\s+works?|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+hold\s+(?:up|water)|"
     r"wouldn'?t\s+say|"
-    # a belief held back: "never assume that ...", "don't fall for the idea that ..."
-    r"(?:never|don'?t|do\s+not|no\s+reason\s+to|avoid|rather\s+than|instead\s+of|shouldn'?t|should\s+not)"
+    # a claim dismissed at the end of its own sentence: "X: false.", "X - wrong."
+    r"(?<=\w)\s*[:\u2014\u2013]\s*(?:wrong|false|incorrect|untrue|not\s+true|nope)(?=\W*$)|"
+    # a belief held back: "never assume that ...", "don't fall for the idea that ...",
+    # "it's a mistake to think that ..."
+    r"(?:never|don'?t|do\s+not|no\s+reason\s+to|avoid|rather\s+than|instead\s+of|shouldn'?t|should\s+not|"
+    r"(?:mistake|mistaken|wrong|an\s+error|naive|misguided)\s+to)"
     r"\s+(?:\w+\s+){0,2}?(?:believ\w*|assum\w*|think\w*|thought|claim\w*|fall\s+for))\b",
     re.I,
 )
@@ -111,6 +117,14 @@ def _sentence_of(spans: list[Span], sentences: list[Span]) -> list[int | None]:
     ]
 
 
+def _points_back(text: str) -> bool:
+    """ "they are mistaken", "That is a common myth", "Don't believe it.": a rejection with no
+    claim of its own ("it is not true that X" rejects its own X, not the sentence before)."""
+    start = _BACK_REFERENCE.match(text)
+    rest = content_stems(REFUTATION.sub(" ", text[start.end() :] if start else text))
+    return len(rest) <= (2 if start else 1)
+
+
 def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
     """Per span: whether its sentence rejects a claim, or the next sentence rejects it by
     pointing back ("Some think restarting helps; they are mistaken."), with words the claim
@@ -122,18 +136,27 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
             not {w.lower() for w in words(m.group())} <= claim_words for m in REFUTATION.finditer(text)
         )
 
-    def points_back(text: str) -> bool:
-        """ "they are mistaken", "That is a common myth": a rejection with no claim of its own
-        ("it is not true that X" rejects its own X, not the sentence before)."""
-        start = _BACK_REFERENCE.match(text)
-        return start is not None and len(content_stems(REFUTATION.sub(" ", text[start.end() :]))) <= 2
-
     texts = [straight(s.text) for s in sentences]
     here = [rejects(t) for t in texts]
     bare = [bool(_BARE_REJECTION.match(t)) for t in texts]
-    after = [n + 1 < len(texts) and (bare[n + 1] or (here[n + 1] and points_back(texts[n + 1])))
+    after = [n + 1 < len(texts) and (bare[n + 1] or (here[n + 1] and _points_back(texts[n + 1])))
              for n in range(len(sentences))]  # fmt: skip
     return [k is not None and (here[k] or after[k]) for k in _sentence_of(spans, sentences)]
+
+
+def rejection_only_spans(spans: list[Span]) -> list[bool]:
+    """Per span: whether its sentence only rejects the one before it ("They are mistaken.",
+    "Don't believe it.", "No."), and so states no claim of its own, whatever words it shares
+    with one ("don't" with "batch norm statistics don't depend on batch size").
+
+    >>> spans = segment("BN statistics don't depend on batch size. Don't believe it.")
+    >>> [s.text for s, only in zip(spans, rejection_only_spans(spans)) if only]
+    ["Don't believe it."]
+    """
+    sentences = [s for s in spans if s.level == "sentence"]
+    texts = [straight(s.text) for s in sentences]
+    only = [bool(_BARE_REJECTION.match(t)) or (bool(REFUTATION.search(t)) and _points_back(t)) for t in texts]
+    return [k is not None and only[k] for k in _sentence_of(spans, sentences)]
 
 
 # A sentence addressed to whoever grades the answer, rather than about the topic.
