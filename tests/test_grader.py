@@ -221,8 +221,33 @@ def test_an_affirming_idiom_or_a_hedge_still_states_the_claim(grader, bank) -> N
         "I'm not 100% sure, but I'd restart training from scratch.",
         "You restart training from scratch, if I'm not mistaken.",
         "I can't remember exactly, but you restart training from scratch.",
+        # nor are the intensifiers of a confident claim
+        "Not surprisingly you restart training from scratch.",
+        "Make no mistake, you restart training from scratch.",
+        "There's no denying that you restart training from scratch.",
+        "You can't deny that you restart training from scratch.",
+        "I can't stress enough that you restart training from scratch.",
+        "Never forget that you restart training from scratch.",
+        "Don't forget that you restart training from scratch.",
+        "It never hurts to restart training from scratch.",
+        "Not only do you restart training from scratch, you also lower the learning rate.",
+        "Without fail, you restart training from scratch.",
+        "You restart training from scratch, no?",
     ):
         assert any("scratch" in m.text for m in grader.grade(q, said).misconceptions), said
+
+
+def test_intensifiers_state_every_claim_of_the_bank(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """Before they were read, "Make no mistake, X." stated X for 32 of 75 misconceptions
+    (every third question), "There's no denying that X." for 18."""
+    missed = []
+    for q in list(bank)[::3]:
+        for m in q.rubric.misconceptions:
+            claim = m.text.rstrip(".")
+            for framing in ("Make no mistake, {}.", "There's no denying that {}."):
+                grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
+                missed += [] if m.text in [x.text for x in grade.misconceptions] else [(framing, m.text)]
+    assert missed == []
 
 
 def test_a_key_point_the_answer_rejects_is_not_covered(grader, bank) -> None:  # type: ignore[no-untyped-def]

@@ -32,18 +32,27 @@ STOPWORDS = frozenset(
     one way well lot lots kind sort bit""".split()
 )
 # Hedges and affirming idioms are no negation: "no doubt", "no matter what", "without a
-# doubt", "I'm not (100 %) sure, but", "if I'm not mistaken", "I can't remember exactly, but".
+# doubt", "I'm not (100 %) sure, but", "if I'm not mistaken", "I can't remember exactly, but",
+# and the intensifiers of a confident claim: "not surprisingly", "not only", "make no
+# mistake", "there's no denying", "never forget", "don't forget", "I can't stress enough",
+# "you can't go wrong", "it never hurts", "without fail", a closing "..., no?".
 _HEDGE = (
     r"(?!\s+(?:(?:100\s*%|entirely|completely|totally|quite|really)\s+)?"
     r"(?:sure\b|mistaken\b|certain(?=\s*[,.;]|\s+(?:but|if|whether|about|of)\b)))"
+    r"(?!\s+(?:only|surprisingly|to\s+mention|least)\b)"
 )
-_FORGET = r"(?!\s+(?:remember|recall)\b)"
+_FORGET = r"(?!\s+(?:remember|recall|forget)\b)"
+_AFFIRM = r"(?!\s+(?:deny|stress|overstate|emphasi[sz]e|go\s+wrong|argue\s+with)\b)"
 NEGATION = re.compile(
-    rf"\b(?:not{_HEDGE}|no(?!\s+(?:doubt|question|wonder|matter)\b)|never|"
-    rf"don'?t{_FORGET}|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t{_FORGET}|cannot{_FORGET}|"
-    r"without(?!\s+(?:a\s+|any\s+)?doubt\b)|avoid|instead of|rather than|wrong|mistake|myth|false|neither|nor)\b",
+    rf"\b(?:not{_HEDGE}|no(?!\s+(?:doubt|question|wonder|matter|denying|mistake)\b)(?!\s*\?\W*$)|"
+    rf"never(?!\s+(?:forget|hurts?|fails?)\b)|"
+    rf"don'?t{_FORGET}|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t{_FORGET}{_AFFIRM}|cannot{_FORGET}{_AFFIRM}|"
+    r"without(?!\s+(?:(?:a\s+|any\s+)?doubt|fail)\b)|avoid|instead of|rather than|"
+    r"(?<!\bgo\s)(?<!goes\s)(?<!went\s)(?<!gone\s)wrong|(?<!no\s)mistake|myth|false|neither|nor)\b",
     re.I,
 )
+
+
 # Words that reject a claim as a whole ("a common myth is that ...", "... ; they are mistaken").
 # Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim;
 # nor is "pitfall" or "trap", which name a real danger ("the big pitfall: fp16 underflows").
