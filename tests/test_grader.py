@@ -246,7 +246,8 @@ def test_intensifiers_state_every_claim_of_the_bank(grader, bank) -> None:  # ty
             claim = m.text.rstrip(".")
             for framing in ("Make no mistake, {}.", "There's no denying that {}."):
                 grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
-                missed += [] if m.text in [x.text for x in grade.misconceptions] else [(framing, m.text)]
+                if m.text not in [x.text for x in grade.misconceptions]:
+                    missed.append((framing, m.text))
     assert missed == []
 
 

@@ -113,9 +113,15 @@ def asking_spans(spans: list[Span]) -> list[bool]:
     >>> [s.text for s, asked in zip(spans, asking_spans(spans)) if asked]
     ['Should we restart?']
     """
-    sentences = [s for s in spans if s.level == "sentence"]
-    asked = [s.text.rstrip().endswith("?") and not _TAG_QUESTION.search(straight(s.text)) for s in sentences]
+    sentences, texts = _sentences(spans)
+    asked = [t.rstrip().endswith("?") and not _TAG_QUESTION.search(t) for t in texts]
     return [k is not None and asked[k] for k in _sentence_of(spans, sentences)]
+
+
+def _sentences(spans: list[Span]) -> tuple[list[Span], list[str]]:
+    """The sentence spans, and their texts with `straight` apostrophes for the patterns."""
+    sentences = [s for s in spans if s.level == "sentence"]
+    return sentences, [straight(s.text) for s in sentences]
 
 
 def _sentence_of(spans: list[Span], sentences: list[Span]) -> list[int | None]:
@@ -138,14 +144,13 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
     """Per span: whether its sentence rejects a claim, or the next sentence rejects it by
     pointing back ("Some think restarting helps; they are mistaken."), with words the claim
     itself does not use ("the run is wrong" is no rejection of "the run is wrong")."""
-    sentences = [s for s in spans if s.level == "sentence"]
+    sentences, texts = _sentences(spans)
 
     def rejects(text: str) -> bool:
         return any(
             not {w.lower() for w in words(m.group())} <= claim_words for m in REFUTATION.finditer(text)
         )
 
-    texts = [straight(s.text) for s in sentences]
     here = [rejects(t) for t in texts]
     bare = [bool(_BARE_REJECTION.match(t)) for t in texts]
     after = [n + 1 < len(texts) and (bare[n + 1] or (here[n + 1] and _points_back(texts[n + 1])))
@@ -162,8 +167,7 @@ def rejection_only_spans(spans: list[Span]) -> list[bool]:
     >>> [s.text for s, only in zip(spans, rejection_only_spans(spans)) if only]
     ["Don't believe it."]
     """
-    sentences = [s for s in spans if s.level == "sentence"]
-    texts = [straight(s.text) for s in sentences]
+    sentences, texts = _sentences(spans)
     only = [bool(_BARE_REJECTION.match(t)) or (bool(REFUTATION.search(t)) and _points_back(t)) for t in texts]
     return [k is not None and only[k] for k in _sentence_of(spans, sentences)]
 
