@@ -40,6 +40,8 @@ INVARIANCE_WEIGHT = 0.1  # see the objective in main()
 # paraphrases of partial answers, which the held-out split is made of.
 PAIR_CONSISTENCY = 3.0
 INJECTION_CAPS = [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)]
+# (score floor, relevance at or above which it applies); (0, 1) is no floor
+ATTEMPT_FLOORS = [(0.0, 1.0)] + [(0.5, r) for r in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)]
 
 
 def fit_logistic(
@@ -215,6 +217,7 @@ def fit(
         ("holistic_weight", "holistic_lo", "holistic_hi"): [
             (w, lo, hi) for w in (0.0, 0.2, 0.35, 0.5) for lo in (0.2, 0.3, 0.4) for hi in (0.7, 0.8, 0.9)
         ],
+        ("attempt_floor", "attempt_relevance"): ATTEMPT_FLOORS,
     }
     cal, score = coordinate_search(cal, grid, qwk, "aggregation", passes=4)
     # 4b. the injection cap last, on its own: it moves only the few answers that address the
@@ -246,6 +249,7 @@ def fit(
         ("holistic_weight", "holistic_lo", "holistic_hi"): [
             (w, lo, hi) for w in (0.0, 0.25, 0.5, 0.75) for lo in (0.2, 0.3, 0.4) for hi in (0.6, 0.7, 0.8)
         ],
+        ("attempt_floor", "attempt_relevance"): ATTEMPT_FLOORS,
     }
     cal, free_score = coordinate_search(cal, free_grid, free_qwk, "free_aggregation")
     cal, free_score = coordinate_search(

@@ -6,6 +6,7 @@ import pytest
 
 from interviewer.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
+from interviewer.grading.grade import ATTEMPT_FLAG
 from interviewer.grading.rubric import RubricGrader, gives_other_numbers
 from interviewer.grading.text import refuting_spans, segment
 from interviewer.settings import load_settings
@@ -320,6 +321,16 @@ def test_a_claim_about_one_format_is_not_stated_by_a_sentence_about_another(grad
     assert "bf16 needs loss scaling" in [m.text for m in wrong.misconceptions]
 
 
+def test_a_clause_about_it_reads_its_subject_from_its_sentence(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("004-05")  # misconception: "fp16 has the same range as fp32"
+    claim = "fp16 has the same range as fp32"
+    bf16 = grader.grade(
+        q, "Moving the run to bf16 would fix it, since it has the same exponent range as fp32."
+    )
+    assert claim not in [m.text for m in bf16.misconceptions]  # "it" is bf16
+    assert claim in [m.text for m in grader.grade(q, "fp16 has the same range as fp32.").misconceptions]
+
+
 def test_spoken_numbers_are_checked(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("004-15")
     spoken = "four thousand ninety six times four thousand ninety six weights plus four thousand ninety six biases, so sixteen million seven hundred eighty one thousand three hundred twelve"
@@ -433,6 +444,51 @@ def test_an_answer_in_another_script_is_told_to_answer_in_english(grader, bank) 
 def test_restating_the_question_earns_nothing(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get("002-14")  # "Critical batch size?"
     assert grader.grade(q, "The critical batch size is the batch size that is critical.").score <= 1.0
+
+
+def test_a_sentence_is_evidence_for_the_point_it_states_not_for_its_neighbours(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get(SPIKE)
+    skip = "skip the offending data and clip gradients at 1.0"
+    assert skip in [kp.text for kp in q.key_points]
+
+    def status(answer: str) -> dict[str, str]:
+        return {kp.text: kp.status for kp in grader.grade(q, answer).key_points}
+
+    one = status("In my experience, a spike can come from a bad batch of data.")
+    assert one["a pathological or bad batch of data"] == "covered" and one[skip] == "missed"
+    both = status(
+        "A spike usually comes from a bad batch, so skip those batches and clip the gradients at 1.0."
+    )
+    assert both[skip] == "covered"
+
+
+def test_a_vague_answer_on_the_topic_earns_the_attempt_floor_and_says_so(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get(SPIKE)
+    vague = grader.grade(q, "It's something about the loss jumping up during training, I think.")
+    off = grader.grade(q, "Paris is the capital of France and the Eiffel tower was finished in 1889.")
+    params = grader.calibration.aggregation
+    assert params.attempt_floor > 0  # the calibration keeps the floor
+    assert vague.score >= params.attempt_floor > off.score
+    assert ATTEMPT_FLAG in vague.flags and "relevant attempt" in vague.feedback
+    assert ATTEMPT_FLAG not in grader.grade(q, q.reference).flags  # earned points need no floor
+
+
+def test_restating_the_question_is_no_attempt(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-14")  # "Critical batch size?"
+    for parrot in ("Critical batch size?", "The critical batch size is the batch size that is critical."):
+        assert ATTEMPT_FLAG not in grader.grade(q, parrot).flags
+
+
+def test_the_attempt_floor_applies_to_relevant_answers_before_misconception_penalties() -> None:
+    from interviewer.grading.grade import AggregationParams, KeyPointResult, MisconceptionResult, aggregate
+
+    nothing = [KeyPointResult(text="a", core=True, status="missed", confidence=0.0)]
+    floor = AggregationParams(attempt_floor=1.0, attempt_relevance=0.5, misconception_penalty=1.0)
+    assert aggregate(nothing, [], None, floor, relevance=0.6) == 1.0
+    assert aggregate(nothing, [], None, floor, relevance=0.4) == 0.0  # not relevant enough
+    assert aggregate(nothing, [], None, floor) == 0.0  # graders that measure no relevance
+    wrong = [MisconceptionResult(text="w", evidence="w")]
+    assert aggregate(nothing, wrong, None, floor, relevance=0.6) == 0.0
 
 
 def test_a_point_the_grader_is_fairly_sure_of_counts_in_full() -> None:

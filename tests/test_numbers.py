@@ -31,6 +31,12 @@ from interviewer.schema import NumericTarget
         ("one over sixteen", "1/16"),
         ("two to the power of ten", "2^10"),
         ("warm up over one over ten steps", "warm up over 1 over 10 steps"),  # not a fraction
+        ("seven and a half times ten to the minus five", "7.5e-5"),  # mixed numbers
+        ("one and three quarters", "1.75"),
+        ("one hundred and eleven and a half", "111.5"),
+        ("seven point five times ten to the negative fifth", "7.5e-5"),  # ordinal exponents
+        ("one point five e to the minus four", "1.5e-4"),
+        ("three times ten to the four", "3e4"),
     ],
 )
 def test_spoken_numbers_become_digits(spoken: str, digits: str) -> None:
@@ -68,6 +74,9 @@ BATCH = NumericTarget(value=512, unit="examples", tolerance=0)
         ("7.5·10⁻⁵", LR, "correct"),  # superscripts
         ("7.5 × 10^−5", LR, "correct"),  # a typographic minus
         ("7.5 × 10^-4", LR, "incorrect"),
+        ("seven and a half times ten to the minus five", LR, "correct"),
+        ("seven and a half times ten to the minus four", LR, "incorrect"),
+        ("one hundred and eleven and a half gigabytes", GB, "correct"),
         ("1/16 of the memory", SHARE, "correct"),
         ("one sixteenth", SHARE, "correct"),
         ("6.25 %", SHARE, "correct"),  # a percentage of a plain fraction

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import time
 
-from .grade import INJECTION_FLAG, Grade, KeyPointResult, MisconceptionResult, NumericCheck, Provenance
+from .grade import (
+    ATTEMPT_FLAG,
+    INJECTION_FLAG,
+    Grade,
+    KeyPointResult,
+    MisconceptionResult,
+    NumericCheck,
+    Provenance,
+)
 
 
 def build_grade(
@@ -73,6 +81,11 @@ def write_feedback(
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
         parts.append(f"The number should be {numeric.target:g}{unit} ({said}).")
+    if ATTEMPT_FLAG in flags:
+        parts.append(
+            "The answer is on the topic but states no key point clearly enough to earn credit;"
+            " it scores the minimum for a relevant attempt."
+        )
     if INJECTION_FLAG in flags:
         capped = (
             f"; an answer that contains them scores at most {injection_cap:g}" if injection_cap < 5 else ""

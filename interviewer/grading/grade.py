@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 INJECTION_FLAG = "injection-ignored"  # the answer addressed the grader; that part was not graded
+ATTEMPT_FLAG = "relevant-attempt"  # no key point earned credit; the floor for an answer on the topic
 Status = Literal["covered", "partial", "missed"]
 NumericVerdict = Literal["correct", "incorrect", "missing"]
 
@@ -95,6 +96,12 @@ class AggregationParams(BaseModel):
     holistic_weight: float = 0.0
     holistic_lo: float = 0.3
     holistic_hi: float = 0.8
+    # A relevant attempt (the answer's best similarity to the question, the reference or a
+    # key point at or above `attempt_relevance`) earns at least `attempt_floor` before any
+    # misconception penalty: experts give a vague answer on the topic ("it's about models
+    # forgetting things") half a point or a point, and an off-topic one nothing.
+    attempt_floor: float = 0.0
+    attempt_relevance: float = 1.0
 
 
 def round_half(x: float) -> float:
@@ -134,6 +141,7 @@ def aggregate(
     holistic: float | None = None,
     misconception_mass: float | None = None,
     flags: Collection[str] = (),
+    relevance: float | None = None,
 ) -> float:
     """Score 0-5 in half points.
 
@@ -147,6 +155,8 @@ def aggregate(
         span = max(params.holistic_hi - params.holistic_lo, 1e-6)
         overall = 5.0 * min(1.0, max(0.0, (holistic - params.holistic_lo) / span))
         raw = (1 - params.holistic_weight) * raw + params.holistic_weight * overall
+    if relevance is not None and relevance >= params.attempt_relevance:
+        raw = max(raw, params.attempt_floor)
     # A grader that gives probabilities penalises by their sum (smoother); else by the count.
     mass = len(misconceptions) if misconception_mass is None else misconception_mass
     raw -= min(params.max_penalty, params.misconception_penalty * mass)

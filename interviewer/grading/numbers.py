@@ -147,6 +147,8 @@ def words_to_digits(text: str) -> str:
                     continue
                 if t == "zero" and run and "point" not in run and _zero_is_a_name(tokens, j):
                     break  # "the three ZeRO stages"
+                if t == "and" and run and _MIXED_TAIL.match("".join(tokens[j + 1 : j + 6])):
+                    break  # "one and three quarters": 1, then its fraction
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
                     run.append(t)
                     last_word = j
@@ -166,10 +168,20 @@ def words_to_digits(text: str) -> str:
         out.append(tokens[i])
         i += 1
     text = "".join(out)
-    # "7.5 e minus 5", "7.5 times 10 to the minus 5", "10 to the minus 8"
+    text = _MIXED.sub(_mixed, text)  # "7 and a half" -> "7.5"
+    # "to the negative fifth" -> "to the negative 5"
+    text = _ORDINAL_POWER.sub(lambda m: m.group(1) + str(_ORDINALS[m.group(2).lower()]), text)
+    # "7.5 e minus 5", "7.5 times 10 to the minus 5", "7.5 e to the minus 5", "3 times 10 to the 4",
+    # "10 to the minus 8"
     text = re.sub(
-        r"(\d+(?:\.\d+)?)\s*(?:e|times\s+10\s+to\s+the)\s*(?:minus|negative|-)\s*(\d+)",
+        r"(\d+(?:\.\d+)?)\s*(?:e|(?:e|times\s+10|x\s+10)\s+to\s+the)\s*(?:minus|negative|-)\s*(\d+)",
         r"\1e-\2",
+        text,
+        flags=re.I,
+    )
+    text = re.sub(
+        r"(\d+(?:\.\d+)?)\s+(?:e|times\s+10|x\s+10)\s+to\s+the\s+(?:power\s+of\s+)?(?:plus\s+)?(\d+)\b",
+        r"\1e\2",
         text,
         flags=re.I,
     )
@@ -182,6 +194,25 @@ def words_to_digits(text: str) -> str:
     return _ONE_OVER.sub(r"1/\1", text)
 
 
+_FRACTION_NAMES = r"(?:half|halves|thirds?|quarters?|fifths?|eighths?|tenths?)"
+_MIXED_TAIL = re.compile(rf"\s*(?:a|an|one|two|three|four|five|seven|\d)[\s-]+{_FRACTION_NAMES}\b", re.I)
+_MIXED = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s+and\s+(a|\d)[\s-]+({_FRACTION_NAMES})\b", re.I)
+
+
+def _mixed(m: re.Match[str]) -> str:
+    """ "7 and a half" is 7.5, "1 and 3 quarters" 1.75."""
+    top = 1 if m.group(2).lower() == "a" else int(m.group(2))
+    name = m.group(3).lower()
+    name = "half" if name == "halves" else name.removesuffix("s")
+    return _short(float(m.group(1)) + top / _DENOMINATORS[name])
+
+
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+             "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}  # fmt: skip
+# a power only: "10 to the fifth", "2 to the ninth"; "moved to the second GPU" keeps its word
+_ORDINAL_POWER = re.compile(
+    rf"((?:\d|\be)\s+to\s+the\s+(?:minus\s+|negative\s+)?)({'|'.join(_ORDINALS)})\b", re.I
+)
 _ONE_OVER = re.compile(
     r"(?<![\d.])\b1\s+over\s+(\d+)\b(?!\s*(?:steps?|epochs?|minutes?|hours?|seconds?|days?|iterations?|"
     r"batch(?:es)?|tokens?|GPUs?|nodes?|runs?|times)\b)",

@@ -38,6 +38,7 @@ from ..settings import Settings
 from ..word_vectors import word_vectors
 from .feedback import build_grade
 from .grade import (
+    ATTEMPT_FLAG,
     INJECTION_FLAG,
     AggregationParams,
     Grade,
@@ -66,7 +67,7 @@ from .text import (
     words,
 )
 
-VERSION = "rubric-16"
+VERSION = "rubric-17"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
@@ -145,6 +146,8 @@ class Analysis:
     # similarity of the whole answer to the question itself: "you pass a pointer to the first
     # element" is about "how are arrays passed to functions?" though far from "by reference"
     asked: float = 0.0
+    # it says no content word the question does not ("Critical batch size? It's the critical one.")
+    restates_question: bool = False
 
 
 def same_number(a: float, b: float) -> bool:
@@ -193,15 +196,23 @@ def gives_other_numbers(phrasings: list[str], text: str) -> bool:
 _IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
 
 
-def identifiers_agree(phrasings: list[str], span: str) -> bool:
+def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
     """A claim about "bf16" is not stated by a span about "fp16": when both name
-    letter-and-digit identifiers (fp16, int8, zero-3, llama2), they must share one."""
-    said = {m.lower() for m in _IDENTIFIER.findall(clean(span))}
+    letter-and-digit identifiers (fp16, int8, zero-3, llama2), the span or its `sentence`
+    must name the claim's subject (its first identifier), or nothing the claim does not name.
+
+    >>> claim = ["fp16 has the same range as fp32"]
+    >>> identifiers_agree(claim, "it has the same range as fp32")  # "it" may be the question's fp16
+    True
+    >>> identifiers_agree(claim, "since it has the same exponent range as fp32", "Use bf16, since it has ...")
+    False
+    """
+    said = {m.lower() for m in _IDENTIFIER.findall(clean(f"{span} {sentence}"))}
     if not said:
         return True  # "it needs loss scaling": the subject may be the question's
     for phrase in phrasings:
-        named = {m.lower() for m in _IDENTIFIER.findall(phrase)}
-        if not named or named & said:
+        named = [m.lower() for m in _IDENTIFIER.findall(phrase)]
+        if not named or named[0] in said or said <= set(named):
             return True
     return False
 
@@ -549,9 +560,13 @@ class RubricGrader:
         key_points = []
         for k, (row, group) in enumerate(zip(kp_sims, kp_groups, strict=True)):
             i = int(row.argmax())
-            # a span closer to a wrong claim than to this point does not cover it
-            rival = float(mc_sims[:, i].max()) if len(mc_sims) else -1.0
-            margin = min(0.0, float(row[i]) - rival)
+            # a span closer to a wrong claim than to this point does not cover it, nor one
+            # closer to another of its points ("a spike can come from a bad batch" is
+            # evidence for "a bad batch of data", not for "skip the data and clip"). The
+            # points of a free reference are its sentences, which may say one thing twice.
+            others = np.delete(kp_sims[:, i], k) if not rubric.derived else kp_sims[:0, i]
+            rivals = np.concatenate([mc_sims[:, i], others])
+            margin = min(0.0, float(row[i]) - float(rivals.max())) if len(rivals) else 0.0
             stems, tokens = answer_stems, all_tokens
             if kp_rejected[k].any():  # the words of a sentence that rejects the point do not say it
                 kept = [n for n, j in enumerate(sentences) if not kp_rejected[k, j]]
@@ -575,7 +590,11 @@ class RubricGrader:
                 continue
             i = stated_in[int(row[stated_in].argmax())]
             sim = float(row[i])
-            if not (numbers_agree(group, spans[i].text) and identifiers_agree(group, spans[i].text)):
+            sentence = next((s.text for s in spans if s.level == "sentence" and s.start <= spans[i].start
+                             and spans[i].end <= s.end), "")  # fmt: skip
+            if not (
+                numbers_agree(group, spans[i].text) and identifiers_agree(group, spans[i].text, sentence)
+            ):
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
             # margin: how much closer the span is to the wrong claim than to any right one
             margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
@@ -602,6 +621,7 @@ class RubricGrader:
             holistic=float(ref_vec @ answer_vec),
             elsewhere=self._elsewhere(question, answer_vec),
             asked=float(question_vec @ answer_vec),
+            restates_question=answer_stems <= question_stems,
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
@@ -662,8 +682,10 @@ class RubricGrader:
             flags.append("off-topic")
             return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
         return self._finish(
-            question, results, stated, a.numeric, flags, t0, holistic=a.holistic, misconception_mass=mass
-        )
+            question, results, stated, a.numeric, flags, t0,
+            holistic=a.holistic, misconception_mass=mass,
+            relevance=None if a.restates_question else relevance,
+        )  # fmt: skip
 
     @staticmethod
     def rubric_texts(question: Question) -> list[str]:
@@ -743,6 +765,7 @@ class RubricGrader:
         zero: bool = False,
         holistic: float | None = None,
         misconception_mass: float | None = None,
+        relevance: float | None = None,
     ) -> Grade:
         if not results:
             results = [
@@ -751,19 +774,17 @@ class RubricGrader:
         if zero:
             results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
         params = self.calibration.for_question(question)[0]
-        score = (
-            0.0
-            if zero
-            else aggregate(
-                results,
-                stated,
-                numeric,
-                params,
-                holistic=holistic,
-                misconception_mass=misconception_mass,
-                flags=flags,
-            )
-        )
+
+        def total(relevance: float | None) -> float:
+            return aggregate(
+                results, stated, numeric, params,
+                holistic=holistic, misconception_mass=misconception_mass, flags=flags, relevance=relevance,
+            )  # fmt: skip
+
+        score = 0.0 if zero else total(None)
+        if not zero and total(relevance) > score:  # no point earned credit, but the answer is on the topic
+            score = total(relevance)
+            flags = [*flags, ATTEMPT_FLAG]
         return build_grade(
             score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
             injection_cap=params.injection_cap,
