@@ -202,9 +202,7 @@ _MIXED = re.compile(rf"(?<![\w.])(\d+(?:\.\d+)?)\s+and\s+(a|\d)[\s-]+({_FRACTION
 def _mixed(m: re.Match[str]) -> str:
     """ "7 and a half" is 7.5, "1 and 3 quarters" 1.75."""
     top = 1 if m.group(2).lower() == "a" else int(m.group(2))
-    name = m.group(3).lower()
-    name = "half" if name == "halves" else name.removesuffix("s")
-    return _short(float(m.group(1)) + top / _DENOMINATORS[name])
+    return _short(float(m.group(1)) + top / _denominator(m.group(3)))
 
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
@@ -337,9 +335,13 @@ def _fraction(m: re.Match[str]) -> str:
 def _spoken_fraction(m: re.Match[str]) -> str:
     """ "a sixteenth", "3 quarters" (words_to_digits has already turned "three" into "3")."""
     top = 1 if m.group(1).lower() in ("a", "one") else int(m.group(1))
-    name = m.group(2).lower()
-    name = "half" if name == "halves" else name.removesuffix("s")
-    return _short(top / _DENOMINATORS[name])
+    return _short(top / _denominator(m.group(2)))
+
+
+def _denominator(name: str) -> int:
+    """ "quarters" -> 4, "halves" -> 2."""
+    name = name.lower()
+    return _DENOMINATORS["half" if name == "halves" else name.removesuffix("s")]
 
 
 @functools.lru_cache(maxsize=4096)
