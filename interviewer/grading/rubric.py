@@ -62,6 +62,7 @@ from .text import (
     rejection_only_spans,
     says_dont_know,
     segment,
+    sentence_of,
     strip_injections,
     word_stems,
     words,
@@ -564,9 +565,8 @@ class RubricGrader:
             # closer to another of its points ("a spike can come from a bad batch" is
             # evidence for "a bad batch of data", not for "skip the data and clip"). The
             # points of a free reference are its sentences, which may say one thing twice.
-            others = np.delete(kp_sims[:, i], k) if not rubric.derived else kp_sims[:0, i]
-            rivals = np.concatenate([mc_sims[:, i], others])
-            margin = min(0.0, float(row[i]) - float(rivals.max())) if len(rivals) else 0.0
+            rivals = list(mc_sims[:, i]) + ([] if rubric.derived else list(np.delete(kp_sims[:, i], k)))
+            margin = min(0.0, float(row[i]) - max(rivals, default=float(row[i])))
             stems, tokens = answer_stems, all_tokens
             if kp_rejected[k].any():  # the words of a sentence that rejects the point do not say it
                 kept = [n for n, j in enumerate(sentences) if not kp_rejected[k, j]]
@@ -581,6 +581,10 @@ class RubricGrader:
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
         asked = asking_spans(spans)
+        sentence_spans = [s for s in spans if s.level == "sentence"]
+        sentence_text = [
+            sentence_spans[n].text if n is not None else "" for n in sentence_of(spans, sentence_spans)
+        ]
         for m, (row, group) in enumerate(zip(mc_sims, mc_groups, strict=True)):
             # a claim rejected where it is said ("a common myth is that ...") is not stated there,
             # nor is one only asked about ("is it true that ...?")
@@ -590,11 +594,8 @@ class RubricGrader:
                 continue
             i = stated_in[int(row[stated_in].argmax())]
             sim = float(row[i])
-            sentence = next((s.text for s in spans if s.level == "sentence" and s.start <= spans[i].start
-                             and spans[i].end <= s.end), "")  # fmt: skip
-            if not (
-                numbers_agree(group, spans[i].text) and identifiers_agree(group, spans[i].text, sentence)
-            ):
+            said = spans[i].text
+            if not (numbers_agree(group, said) and identifiers_agree(group, said, sentence_text[i])):
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
             # margin: how much closer the span is to the wrong claim than to any right one
             margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
@@ -782,9 +783,9 @@ class RubricGrader:
             )  # fmt: skip
 
         score = 0.0 if zero else total(None)
-        if not zero and total(relevance) > score:  # no point earned credit, but the answer is on the topic
-            score = total(relevance)
-            flags = [*flags, ATTEMPT_FLAG]
+        floored = 0.0 if zero or relevance is None else total(relevance)
+        if floored > score:  # no point earned credit, but the answer is on the topic
+            score, flags = floored, [*flags, ATTEMPT_FLAG]
         return build_grade(
             score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
             injection_cap=params.injection_cap,

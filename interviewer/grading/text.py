@@ -115,7 +115,7 @@ def asking_spans(spans: list[Span]) -> list[bool]:
     """
     sentences, texts = _sentences(spans)
     asked = [t.rstrip().endswith("?") and not _TAG_QUESTION.search(t) for t in texts]
-    return [k is not None and asked[k] for k in _sentence_of(spans, sentences)]
+    return [k is not None and asked[k] for k in sentence_of(spans, sentences)]
 
 
 def _sentences(spans: list[Span]) -> tuple[list[Span], list[str]]:
@@ -124,7 +124,7 @@ def _sentences(spans: list[Span]) -> tuple[list[Span], list[str]]:
     return sentences, [straight(s.text) for s in sentences]
 
 
-def _sentence_of(spans: list[Span], sentences: list[Span]) -> list[int | None]:
+def sentence_of(spans: list[Span], sentences: list[Span]) -> list[int | None]:
     """Per span: the index in `sentences` of the sentence that holds it."""
     return [
         next((n for n, s in enumerate(sentences) if s.start <= span.start and span.end <= s.end), None)
@@ -155,7 +155,7 @@ def refuting_spans(spans: list[Span], claim_words: set[str]) -> list[bool]:
     bare = [bool(_BARE_REJECTION.match(t)) for t in texts]
     after = [n + 1 < len(texts) and (bare[n + 1] or (here[n + 1] and _points_back(texts[n + 1])))
              for n in range(len(sentences))]  # fmt: skip
-    return [k is not None and (here[k] or after[k]) for k in _sentence_of(spans, sentences)]
+    return [k is not None and (here[k] or after[k]) for k in sentence_of(spans, sentences)]
 
 
 def rejection_only_spans(spans: list[Span]) -> list[bool]:
@@ -169,7 +169,7 @@ def rejection_only_spans(spans: list[Span]) -> list[bool]:
     """
     sentences, texts = _sentences(spans)
     only = [bool(_BARE_REJECTION.match(t)) or (bool(REFUTATION.search(t)) and _points_back(t)) for t in texts]
-    return [k is not None and only[k] for k in _sentence_of(spans, sentences)]
+    return [k is not None and only[k] for k in sentence_of(spans, sentences)]
 
 
 # A sentence addressed to whoever grades the answer, rather than about the topic.
