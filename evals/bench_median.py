@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from interviewer.bench import FIGURES, judge, show
+from interviewer.evaluation.bench import FIGURES, judge, show
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -26,9 +26,17 @@ from collections.abc import Callable
 import numpy as np
 from scipy.optimize import minimize
 
-from interviewer.bank import load_bank, make_user_question
-from interviewer.evaluation import EvalAnswer, load_answers, quadratic_weighted_kappa
-from interviewer.grading.rubric import CALIBRATION_FILE, EMPTY_FLAGS, Analysis, Calibration, RubricGrader
+from interviewer.corpus.bank import load_bank, make_user_question
+from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa
+from interviewer.grading.calibration import (
+    CALIBRATION_FILE,
+    Calibration,
+    MisconceptionWeights,
+    PointWeights,
+    data_hash,
+    feature_row,
+)
+from interviewer.grading.rubric import EMPTY_FLAGS, Analysis, RubricGrader
 from interviewer.settings import Settings, load_settings
 
 INVARIANCE_WEIGHT = 0.1  # see the objective in main()
@@ -92,6 +100,11 @@ def coordinate_search(
     return cal, best
 
 
+def calibration_hash(answers: list[EvalAnswer]) -> str:
+    """The stamp of the calibration data in calibration.json (tests/test_grader.py checks it)."""
+    return data_hash(a.model_dump(mode="json") for a in answers)
+
+
 def analyse(settings: Settings, answers: list[EvalAnswer]) -> tuple[RubricGrader, list[Analysis]]:
     """The grader's raw evidence for every answer (no fitted constant is used here)."""
     bank = load_bank(settings)
@@ -105,7 +118,7 @@ def main() -> int:
     answers = load_answers(split="calibration")
     grader, analyses = analyse(settings, answers)
     cal = fit(settings, grader, answers, analyses)
-    CALIBRATION_FILE.write_text(json.dumps(cal.model_dump(), indent=1) + "\n")
+    cal.write(CALIBRATION_FILE)
     print(json.dumps(cal.model_dump(), indent=1))
     return 0
 
@@ -127,29 +140,27 @@ def fit(
     for a, an in zip(answers, analyses, strict=True):
         if set(an.flags) & EMPTY_FLAGS:
             continue
-        for i, (sim, lex, _span, margin, soft, distinct, static) in enumerate(an.key_points):
+        for i, point in enumerate(an.key_points):
             rows[(a.id, i)] = len(kx)
-            kx.append((sim, lex, margin, soft, distinct, static))
+            kx.append(feature_row(point))
             ky.append(1.0 if i in a.covers else 0.5 if i in a.partial else 0.0)
-        for i, (sim, lex, _span, margin, own, gap) in enumerate(an.misconceptions):
-            mx.append((sim, lex, margin, own, gap))
+        for i, misconception in enumerate(an.misconceptions):
+            mx.append(feature_row(misconception))
             my.append(1.0 if i in a.misconceptions else 0.0)
     same = np.array(
         [(r, rows[(a.paraphrase_of, i)]) for (aid, i), r in rows.items()
          for a in [by_id[aid]] if (a.paraphrase_of, i) in rows],
         dtype=int,
     ).reshape(-1, 2)  # fmt: skip
-    w_sem, w_lex, w_margin, w_soft, w_distinct, w_words, bias = fit_logistic(
-        np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY
-    )
+    *point_w, bias = fit_logistic(np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY)
     mx_arr, my_arr = np.array(mx), np.array(my)
-    m_sem, m_lex, m_margin, m_own, m_gap, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
+    *mis_w, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
     print(
         f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr
     )
 
     # 3. thresholds on the fitted credit
-    credit = 1 / (1 + np.exp(-(np.array(kx) @ [w_sem, w_lex, w_margin, w_soft, w_distinct, w_words] + bias)))
+    credit = 1 / (1 + np.exp(-(np.array(kx) @ point_w + bias)))
     gold = np.array(ky)
     best = (-1.0, 0.6, 0.3)
     for cov in np.arange(0.40, 0.86, 0.025):
@@ -167,7 +178,7 @@ def fit(
     #     for detection; the aggregator below only chooses how much a detection costs.
     #     (Searched with the score alone, the threshold drifted to where almost nothing is
     #     ever flagged and a rare flag caps the score instead.)
-    logit = mx_arr @ [m_sem, m_lex, m_margin, m_own, m_gap]
+    logit = mx_arr @ mis_w
 
     def f1(b: float) -> float:
         said = logit + b >= 0
@@ -178,11 +189,9 @@ def fit(
     print(f"misconception F1 {f1(m_bias):.3f} at bias {m_bias:.2f}", file=sys.stderr)
 
     cal = Calibration(
-        w_sem=float(w_sem), w_lex=float(w_lex), w_margin=float(w_margin), w_soft=float(w_soft),
-        w_distinct=float(w_distinct), w_words=float(w_words),
-        bias=float(bias),
-        m_sem=float(m_sem), m_lex=float(m_lex), m_margin=float(m_margin), m_bias=float(m_bias),
-        m_own=float(m_own), m_gap=float(m_gap),
+        data_hash=calibration_hash(answers),
+        points=PointWeights.from_vector(point_w, bias),
+        misconceptions=MisconceptionWeights.from_vector(mis_w, m_bias),
         covered=best[1], partial=best[2],
     )  # fmt: skip
     questions = [bank.get(a.question_id) for a in answers]

@@ -21,8 +21,8 @@ from collections import defaultdict
 import numpy as np
 from calibrate import analyse, fit
 
-from interviewer.bank import load_bank
-from interviewer.evaluation import EvalAnswer, load_answers, quadratic_weighted_kappa, tier_ordering
+from interviewer.corpus.bank import load_bank
+from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa, tier_ordering
 from interviewer.grading.rubric import Analysis, RubricGrader
 from interviewer.settings import Settings, load_settings
 

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import pearsonr
 
-from interviewer.bank import make_user_question
-from interviewer.evaluation import bootstrap_ci, quadratic_weighted_kappa, spearman
+from interviewer.corpus.bank import make_user_question
+from interviewer.evaluation.grades import bootstrap_ci, quadratic_weighted_kappa, spearman
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 

@@ -28,8 +28,13 @@ from pathlib import Path
 import numpy as np
 from external import print_figures
 
-from interviewer.bank import load_bank
-from interviewer.evaluation import EvalAnswer, paraphrase_deltas, quadratic_weighted_kappa, tier_ordering
+from interviewer.corpus.bank import load_bank
+from interviewer.evaluation.grades import (
+    EvalAnswer,
+    paraphrase_deltas,
+    quadratic_weighted_kappa,
+    tier_ordering,
+)
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 

@@ -1,120 +1,63 @@
-"""The `interviewer` command line. Parses flags, builds settings, dispatches.
+"""The `interviewer` command line: a table of commands, each a function in its wing.
 
-Each subcommand's work lives in its own module (imported lazily, so
-`interviewer --help` is instant). Library errors become one clean line on
-stderr and exit code 2; anything else is a bug and keeps its traceback.
+Each row names the function that does the work as "module:function"; it is
+imported only when its command runs, so `interviewer --help` stays instant.
+Every function takes `(settings, args)` and returns an exit code. Library
+errors become one clean line on stderr and exit code 2; anything else is a bug
+and keeps its traceback (in the log too).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from .errors import InterviewerError
+from interviewer.errors import InterviewerError
+from interviewer.logs import configure_logging
+from interviewer.settings import load_settings
 
-Handler = Callable[[argparse.Namespace], int]
-
-
-def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from .settings import load_settings
-
-    return load_settings(backend=getattr(args, "backend", None))
+log = logging.getLogger(__name__)
 
 
-def cmd_index(args: argparse.Namespace) -> int:
-    from .corpus_cli import run_index
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    target: str  # "module:function", called as function(settings, args) -> exit code
+    arguments: Callable[[argparse.ArgumentParser], None]
 
-    return run_index(_settings(args))
-
-
-def cmd_questions(args: argparse.Namespace) -> int:
-    from .corpus_cli import run_questions
-
-    return run_questions(_settings(args), args)
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    from .corpus_cli import run_search
-
-    return run_search(_settings(args), args)
+    def run(self, args: argparse.Namespace) -> int:
+        module, _, function = self.target.partition(":")
+        settings = load_settings(backend=getattr(args, "backend", None))
+        handler = getattr(importlib.import_module(module), function)
+        return int(handler(settings, args))
 
 
-def cmd_ingest(args: argparse.Namespace) -> int:
-    from .corpus_cli import run_ingest
-
-    return run_ingest(_settings(args), args)
+def _index_args(p: argparse.ArgumentParser) -> None:
+    pass
 
 
-def cmd_grade(args: argparse.Namespace) -> int:
-    from .grading.cli import run_grade
-
-    return run_grade(_settings(args), args)
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    from .evaluation import run_eval
-
-    return run_eval(_settings(args), args)
-
-
-def cmd_practice(args: argparse.Namespace) -> int:
-    from .terminal import run_practice
-
-    return run_practice(_settings(args), args)
-
-
-def cmd_transcribe(args: argparse.Namespace) -> int:
-    from .speech import run_transcribe
-
-    return run_transcribe(_settings(args), args)
-
-
-def cmd_ui(args: argparse.Namespace) -> int:
-    from .app import run_ui
-
-    return run_ui(_settings(args), args)
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from .report import run_report
-
-    return run_report(_settings(args), args)
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
-
-    return run_bench(_settings(args), args)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="interviewer",
-        description="Mock interviews on ML training: questions, graded answers, follow-ups.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("index", help="build or update the vector store (no-op when nothing changed)")
-    p.set_defaults(func=cmd_index)
-
-    p = sub.add_parser("questions", help="list the question bank")
+def _questions_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="document id: 000, 002, 003, 004, or a user document")
     p.add_argument("--topic", action="append", help="topic (repeatable)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_questions)
 
-    p = sub.add_parser("search", help="semantic search over the corpus")
+
+def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("text")
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("ingest", help="add your own Markdown, text or PDF documents")
+
+def _ingest_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+")
-    p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("grade", help="grade an answer against a rubric or a reference answer")
+
+def _grade_args(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--question-id")
     which.add_argument("--question")
@@ -126,9 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="OUT.jsonl")
     p.add_argument("--backend", default=None, help="rubric (default), openai, openai-compatible, llama-cpp")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grade)
 
-    p = sub.add_parser("eval", help="run the offline grading eval set")
+
+def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default=None)
     p.add_argument("--split", choices=["calibration", "held-out", "all"], default="held-out")
     p.add_argument("--runs", type=int, default=5, help="test-retest runs")
@@ -136,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("practice", help="a mock interview in the terminal")
+
+def _practice_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topic", action="append")
     p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
     p.add_argument("--source")
@@ -147,46 +90,121 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default=None)
     p.add_argument("--json-log", metavar="FILE")
     p.add_argument("--resume", metavar="ID", help="a session id, or 'last'")
-    p.set_defaults(func=cmd_practice)
 
-    p = sub.add_parser("transcribe", help="transcribe a spoken answer and measure the delivery")
+
+def _transcribe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
     p.add_argument("--question-id", help="prompt the model with this question's terms")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_transcribe)
 
-    p = sub.add_parser("ui", help="the Gradio mock-interview app")
+
+def _ui_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=7860)
     p.add_argument("--share", action="store_true", help="public Gradio link (off by default)")
-    p.set_defaults(func=cmd_ui)
 
-    p = sub.add_parser("report", help="the weakness report")
+
+def _report_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--session")
     g.add_argument("--last", action="store_true")
     g.add_argument("--all", action="store_true")
     p.add_argument("--format", choices=["md", "html"], default="md")
     p.add_argument("-o", "--output")
-    p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("bench", help="measure speed and memory on this machine against the targets")
+
+def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
-    p.set_defaults(func=cmd_bench)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "index",
+        "build or update the vector store (no-op when nothing changed)",
+        "interviewer.grading.commands:run_index",
+        _index_args,
+    ),
+    Command(
+        "questions", "list the question bank", "interviewer.corpus.commands:run_questions", _questions_args
+    ),
+    Command(
+        "search", "semantic search over the corpus", "interviewer.corpus.commands:run_search", _search_args
+    ),
+    Command(
+        "ingest",
+        "add your own Markdown, text or PDF documents",
+        "interviewer.corpus.commands:run_ingest",
+        _ingest_args,
+    ),
+    Command(
+        "grade",
+        "grade an answer against a rubric or a reference answer",
+        "interviewer.grading.commands:run_grade",
+        _grade_args,
+    ),
+    Command("eval", "run the offline grading eval set", "interviewer.evaluation.grades:run_eval", _eval_args),
+    Command(
+        "practice",
+        "a mock interview in the terminal",
+        "interviewer.interview.terminal:run_practice",
+        _practice_args,
+    ),
+    Command(
+        "transcribe",
+        "transcribe a spoken answer and measure the delivery",
+        "interviewer.speech.transcription:run_transcribe",
+        _transcribe_args,
+    ),
+    Command("ui", "the Gradio mock-interview app", "interviewer.app.server:run_ui", _ui_args),
+    Command("report", "the weakness report", "interviewer.report.commands:run_report", _report_args),
+    Command(
+        "bench",
+        "measure speed and memory on this machine against the targets",
+        "interviewer.evaluation.bench:run_bench",
+        _bench_args,
+    ),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="interviewer",
+        description="Mock interviews on ML training: questions, graded answers, follow-ups.",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log more (-v info, -vv debug); or INTERVIEWER_LOG_LEVEL",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help)
+        command.arguments(p)
+        p.set_defaults(command=command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    command: Command = args.command
+    configure_logging(verbosity=args.verbose, command=command.name)
     try:
-        return int(args.func(args))
+        return command.run(args)
     except InterviewerError as exc:
+        log.debug("%s failed", command.name, exc_info=True)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception:
+        log.exception(
+            "interviewer %s failed with an unexpected error (please report it, with this log)", command.name
+        )
+        raise
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interviewer.schema import Question
+from interviewer.corpus.schema import Question
 
 
 def weak_answer(q: Question) -> str:

@@ -31,10 +31,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data directory whose vector index and rubric vectors are built once for the whole run
     (as `interviewer index` does)."""
-    from interviewer.bank import load_bank
+    from interviewer.corpus.bank import load_bank
+    from interviewer.corpus.store import Store
     from interviewer.grading.rubric import RubricGrader
     from interviewer.settings import load_settings
-    from interviewer.store import Store
 
     home = tmp_path_factory.mktemp("indexed-home")
     settings = load_settings(home=home)
@@ -68,7 +68,7 @@ class FakeSpeech:
         self.calls: list[tuple[str, list[str]]] = []
 
     def transcribe(self, path: str, prompt_terms: list[str]):  # type: ignore[no-untyped-def]
-        from interviewer.context import Transcription
+        from interviewer.speech.base import Transcription
 
         self.calls.append((path, prompt_terms))
         result = self.transcripts[path]
@@ -80,8 +80,8 @@ class FakeSpeech:
 @pytest.fixture(scope="session")
 def shared_store(built_index: Path):  # type: ignore[no-untyped-def]
     """The vector store built once; sessions read it, never write it."""
+    from interviewer.corpus.store import Store
     from interviewer.settings import load_settings
-    from interviewer.store import Store
 
     return Store(load_settings(home=built_index))
 
@@ -94,7 +94,7 @@ def fake_speech() -> FakeSpeech:
 @pytest.fixture
 def services(settings, shared_store, fake_speech):  # type: ignore[no-untyped-def]
     """Shared services on the test's own data directory, with the shared index and fake speech."""
-    from interviewer.context import Services
+    from interviewer.interview.context import Services
 
     svc = Services(settings, store=shared_store, speech=fake_speech)
     yield svc
@@ -106,6 +106,6 @@ def manager(settings, services):  # type: ignore[no-untyped-def]
     """A session manager whose graph is compiled with an in-memory checkpointer."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from interviewer.session import SessionManager
+    from interviewer.interview.session import SessionManager
 
     return SessionManager(settings, services=services, checkpointer=InMemorySaver())

@@ -18,13 +18,14 @@ from typing import Any
 import gradio as gr
 import pytest
 
-from interviewer.app import Interviews, build_app, launch_options, make_manager, run_ui
-from interviewer.app_speech import ReviewedSpeech
+from interviewer.app.handlers import Interviews, make_manager
+from interviewer.app.server import build_app, launch_options, run_ui
 from interviewer.cli import build_parser
 from interviewer.errors import BadAudio, BadInput
-from interviewer.session import SessionManager
+from interviewer.interview.session import SessionManager
+from interviewer.interview.state import AnswerEvent
 from interviewer.settings import load_settings
-from interviewer.state import AnswerEvent
+from interviewer.speech.review import ReviewedSpeech
 
 ELEM_IDS = {"msg", "send", "chat", "audio", "transcript", "grade", "hint", "reveal", "skip", "end", "report",
             "start"}  # fmt: skip
@@ -60,7 +61,7 @@ def started(interviews: Interviews, **options: Any) -> str:
     return str(result["session_id"])
 
 
-@pytest.mark.parametrize("module", ["interviewer.app_views", "interviewer.app_speech"])
+@pytest.mark.parametrize("module", ["interviewer.app.views", "interviewer.speech.review"])
 def test_docstring_examples(module: str) -> None:
     assert doctest.testmod(importlib.import_module(module)).failed == 0
 
@@ -254,7 +255,7 @@ def test_no_key_reaches_the_page_or_a_warning(
 
 
 def test_llm_tokens_stream_into_the_chat(monkeypatch: pytest.MonkeyPatch, interviews: Interviews) -> None:
-    from interviewer.state import FollowUpEvent, TokenEvent
+    from interviewer.interview.state import FollowUpEvent, TokenEvent
 
     sid = started(interviews)
     pieces = ["How would ", "you check that?"]

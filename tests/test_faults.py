@@ -30,14 +30,14 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from interviewer.bench_load import free_port
 from interviewer.cli import main
-from interviewer.context import Services
+from interviewer.corpus.store import Store
 from interviewer.errors import CorpusNotIndexed, StorageError
+from interviewer.evaluation.load import free_port
 from interviewer.grading.rubric import RubricGrader
-from interviewer.session import AudioAnswer, SessionManager, SessionOptions
+from interviewer.interview.context import Services
+from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions
 from interviewer.settings import load_settings
-from interviewer.store import Store
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 INJECTIONS = [
@@ -117,7 +117,7 @@ def test_an_injection_never_raises_the_score(grader: RubricGrader, injection: st
 
 
 def grader_question(grader: RubricGrader) -> Any:
-    from interviewer.bank import load_bank
+    from interviewer.corpus.bank import load_bank
 
     return load_bank(grader.settings).get("004-04")
 
@@ -395,9 +395,9 @@ def test_llm_server_down_slow_or_invalid_mid_session_falls_back_visibly(
 
 CHILD = """
 import pathlib, sys, time
-from interviewer.context import Services
+from interviewer.interview.context import Services
 from interviewer.grading.rubric import RubricGrader
-from interviewer.session import SessionManager, SessionOptions
+from interviewer.interview.session import SessionManager, SessionOptions
 from interviewer.settings import load_settings
 
 marker = pathlib.Path(sys.argv[1])
@@ -567,7 +567,8 @@ def test_a_corrupt_progress_db_raises_storage_error_in_the_session_api(settings,
 def test_public_binding_and_sharing_need_explicit_flags(settings, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     import gradio as gr
 
-    from interviewer.app import Interviews, run_ui
+    from interviewer.app.handlers import Interviews
+    from interviewer.app.server import run_ui
     from interviewer.cli import build_parser
 
     launched: list[dict[str, Any]] = []
@@ -640,7 +641,7 @@ def test_the_real_app_listens_on_localhost_asks_for_the_password_and_hides_the_k
 ) -> None:
     from gradio_client import Client
 
-    from interviewer.bench_load import App
+    from interviewer.evaluation.load import App
 
     home = home_with_index(tmp_path, built_index)
     env = {"OPENAI_API_KEY": SECRET, "INTERVIEWER_AUTH": "alice:correct-horse-42"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from interviewer.bank import load_bank, make_user_question
+from interviewer.corpus.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
 from interviewer.grading.grade import ATTEMPT_FLAG
 from interviewer.grading.rubric import RubricGrader, gives_other_numbers
@@ -539,7 +539,7 @@ def test_saved_rubric_vectors_grade_exactly_like_fresh_ones(indexed_home, bank) 
     saved = RubricGrader(load_settings())
     saved.prime_bank()  # loads sentence and token vectors from disk
     fresh = RubricGrader(load_settings())
-    from interviewer.embeddings import Embedder
+    from interviewer.models.embeddings import Embedder
 
     fresh.embedder = Embedder(saved.embedder.model_name, saved.embedder.precision)
     fresh.embedder._model = saved.embedder.model  # same weights, nothing cached
@@ -584,7 +584,7 @@ def test_the_static_view_finds_the_point_a_rewording_states(grader, bank) -> Non
 
 def test_priming_a_question_also_keeps_its_phrasings_static_vectors(grader, bank, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from interviewer.grading.text import clean
-    from interviewer.word_vectors import WordVectors
+    from interviewer.models.word_vectors import WordVectors
 
     monkeypatch.setattr(grader, "words", WordVectors())  # nothing cached yet
     q = bank.get("003-01")

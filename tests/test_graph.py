@@ -15,10 +15,10 @@ from answers import weak_answer
 from langgraph.checkpoint.memory import InMemorySaver
 
 from interviewer.errors import BackendUnavailable, BadAudio, BadInput, MissingCredentials, UnknownBackend
-from interviewer.graph import build_graph
-from interviewer.session import AudioAnswer, SessionManager, SessionOptions
+from interviewer.interview.graph import build_graph
+from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions
+from interviewer.interview.state import Event
 from interviewer.settings import load_settings
-from interviewer.state import Event
 
 OPTIONS = SessionOptions(source="004", questions=3, seed=7)
 

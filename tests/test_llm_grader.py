@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from interviewer.bank import load_bank
+from interviewer.corpus.bank import load_bank
 from interviewer.errors import BackendUnavailable
 from interviewer.grading.llm import LLMGrader, Verdicts, evidence_in_answer, verdict_schema
 from interviewer.grading.rubric import RubricGrader

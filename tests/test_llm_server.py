@@ -19,7 +19,7 @@ from typing import TypeVar
 import pytest
 from pydantic import BaseModel
 
-from interviewer.bank import load_bank
+from interviewer.corpus.bank import load_bank
 from interviewer.errors import BackendUnavailable, BadInput
 from interviewer.grading.llm import LLMGrader
 from interviewer.grading.rubric import RubricGrader

@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (scripts/setup.sh --dev)")
 
+from interviewer.interview.session import SessionManager, SessionOptions
 from interviewer.llm.server import default_gguf, start_local_server
-from interviewer.session import SessionManager, SessionOptions
 from interviewer.settings import load_settings
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from interviewer.corpus.schema import NumericTarget
 from interviewer.grading.numbers import check_numeric, extract_quantities, words_to_digits
-from interviewer.schema import NumericTarget
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ def test_typographic_numbers_read_like_plain_ones(typed: str, values: list[float
 
 def test_every_numeric_reference_answer_passes_its_own_check() -> None:
     """A rubric whose own reference fails its numeric target caps every right answer."""
-    from interviewer.bank import load_bank
+    from interviewer.corpus.bank import load_bank
     from interviewer.grading.text import clean
     from interviewer.settings import load_settings
 

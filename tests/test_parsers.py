@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from interviewer.parsers import (
+from interviewer.corpus.parsers import (
     PARSERS,
     detect_and_parse,
     parse_grill,

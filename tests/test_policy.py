@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fsrs import Rating, State
 
-from interviewer.policy import History, plan_session, priority, rating_for, review, schedule_score
-from interviewer.schema import KeyPoint, Location, Question, Rubric
+from interviewer.corpus.schema import KeyPoint, Location, Question, Rubric
+from interviewer.interview.policy import History, plan_session, priority, rating_for, review, schedule_score
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

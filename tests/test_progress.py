@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from interviewer.checkpoint import close_checkpointer, make_checkpointer
-from interviewer.context import Services
 from interviewer.errors import BadInput, StorageError
-from interviewer.progress import ProgressStore
-from interviewer.session import SessionManager, SessionOptions
+from interviewer.interview.checkpoint import close_checkpointer, make_checkpointer
+from interviewer.interview.context import Services
+from interviewer.interview.progress import ProgressStore
+from interviewer.interview.session import SessionManager, SessionOptions
+from interviewer.interview.state import Attempt
 from interviewer.settings import load_settings
-from interviewer.state import Attempt
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

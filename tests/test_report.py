@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from interviewer.cli import main
-from interviewer.context import Services
-from interviewer.report import GRILL_BANDS, build_report
-from interviewer.report_render import redact, to_html, to_markdown
-from interviewer.schema import Question
-from interviewer.session import AudioAnswer, SessionManager, SessionOptions
+from interviewer.corpus.schema import Question
+from interviewer.interview.context import Services
+from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions
+from interviewer.report.build import GRILL_BANDS, build_report
+from interviewer.report.render import redact, to_html, to_markdown
 from interviewer.settings import load_settings
 
 SECRET = "sk-test-0123456789abcdefSECRET"
@@ -59,7 +59,7 @@ def interview(disk_manager: SessionManager, fake_speech, tmp_path: Path) -> str:
     return sid
 
 
-@pytest.mark.parametrize("module", ["interviewer.report", "interviewer.report_render"])
+@pytest.mark.parametrize("module", ["interviewer.report.build", "interviewer.report.render"])
 def test_docstring_examples(module: str) -> None:
     assert doctest.testmod(importlib.import_module(module)).failed == 0
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from interviewer.bank import load_bank
-from interviewer.retrieval_eval import evaluate_retrieval, load_paraphrases
+from interviewer.corpus.bank import load_bank
+from interviewer.corpus.store import Store, split_passages
+from interviewer.evaluation.retrieval import evaluate_retrieval, load_paraphrases
 from interviewer.settings import load_settings
-from interviewer.store import Store, split_passages
 
 
 def test_reindexing_an_unchanged_corpus_embeds_nothing(indexed_home: Path) -> None:
@@ -52,7 +52,7 @@ def test_passages_split_on_paragraphs_with_offsets() -> None:
 
 
 def test_ingest_adds_a_user_document_and_its_questions(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from interviewer.corpus_cli import ingest
+    from interviewer.corpus.commands import ingest
 
     doc = tmp_path / "notes.md"
     doc.write_text(
@@ -69,7 +69,7 @@ def test_ingest_adds_a_user_document_and_its_questions(settings, tmp_path: Path)
 
 
 def test_ingest_refuses_what_it_cannot_read(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from interviewer.corpus_cli import ingest
+    from interviewer.corpus.commands import ingest
     from interviewer.errors import BadInput
 
     bad = tmp_path / "image.png"
@@ -148,7 +148,7 @@ def _tiny_pdf(text: str) -> bytes:
 
 
 def test_ingest_reads_pdf_documents(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from interviewer.corpus_cli import ingest, read_document
+    from interviewer.corpus.commands import ingest, read_document
 
     pdf = tmp_path / "paper.pdf"
     pdf.write_bytes(_tiny_pdf("Stochastic rounding keeps tiny updates alive in low precision training."))

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from answers import weak_answer
 
-from interviewer.bank import load_bank
-from interviewer.progress import ProgressStore
-from interviewer.session import SessionManager
+from interviewer.corpus.bank import load_bank
+from interviewer.interview.progress import ProgressStore
+from interviewer.interview.session import SessionManager
+from interviewer.interview.state import GradeEvent
+from interviewer.interview.terminal import read_message, render, run_practice
 from interviewer.settings import load_settings
-from interviewer.state import GradeEvent
-from interviewer.terminal import read_message, render, run_practice
 
 REPO = Path(__file__).resolve().parent.parent
 

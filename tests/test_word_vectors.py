@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from interviewer.errors import BackendUnavailable
-from interviewer.word_vectors import DIM, WordVectors
+from interviewer.models.word_vectors import DIM, WordVectors
 
 
 def test_the_bundled_weights_load_without_any_network_call(monkeypatch) -> None:  # type: ignore[no-untyped-def]

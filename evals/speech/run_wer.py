@@ -1,4 +1,4 @@
-"""Speech eval: word error rate, speed and filler retention of `interviewer.speech`.
+"""Speech eval: word error rate, speed and filler retention of `interviewer.speech.transcription`.
 
 Synthesises spoken answers about ML training with espeak-ng (nothing is
 downloaded; the audio is rebuilt on every run into a temporary folder), then
@@ -34,9 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from interviewer.bank import load_bank
+from interviewer.corpus.bank import load_bank
 from interviewer.settings import load_settings
-from interviewer.speech import (
+from interviewer.speech.transcription import (
     Transcriber,
     count_fillers,
     load_audio,

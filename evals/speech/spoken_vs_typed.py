@@ -1,7 +1,7 @@
 """Does a spoken answer get the same grade as its typed twin?
 
 Each answer is graded as typed, then spoken with espeak-ng, transcribed by
-`interviewer.speech` (with the question's terms as the prompt, as the app
+`interviewer.speech.transcription` (with the question's terms as the prompt, as the app
 does) and graded again. Reports how many pairs land within half a point.
 
 Usage:  python evals/speech/spoken_vs_typed.py [--out evals/speech/spoken_vs_typed.json]
@@ -15,11 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from interviewer.bank import load_bank
-from interviewer.evaluation import load_answers
+from interviewer.corpus.bank import load_bank
+from interviewer.evaluation.grades import load_answers
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
-from interviewer.speech import Transcriber, load_audio, question_terms
+from interviewer.speech.transcription import Transcriber, load_audio, question_terms
 
 sys.path.insert(0, str(Path(__file__).parent))
 from run_wer import ANSWERS, speak

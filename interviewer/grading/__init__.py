@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import UnknownBackend
-from .grade import Grade
+from interviewer.errors import UnknownBackend
+from interviewer.grading.grade import Grade
 
 if TYPE_CHECKING:
-    from ..schema import Question
-    from ..settings import Settings
+    from interviewer.corpus.schema import Question
+    from interviewer.settings import Settings
 
 __all__ = ["GRADERS", "Grade", "Grader", "make_grader"]
 
@@ -27,15 +27,15 @@ class Grader(Protocol):
 
 
 def _rubric(settings: Settings) -> Grader:
-    from .rubric import RubricGrader
+    from interviewer.grading.rubric import RubricGrader
 
     return RubricGrader(settings)
 
 
 def _llm(settings: Settings, backend: str) -> Grader:
-    from ..llm import make_backend
-    from .llm import LLMGrader
-    from .rubric import RubricGrader
+    from interviewer.grading.llm import LLMGrader
+    from interviewer.grading.rubric import RubricGrader
+    from interviewer.llm import make_backend
 
     return LLMGrader(make_backend(backend, settings), fallback=RubricGrader(settings))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from .grade import (
+from interviewer.grading.grade import (
     ATTEMPT_FLAG,
     INJECTION_FLAG,
     Grade,

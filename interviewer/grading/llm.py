@@ -22,15 +22,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InterviewerError, InvalidModelReply
-from ..llm import LLMBackend
-from ..schema import Question
-from .feedback import build_grade
-from .grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
-from .numbers import check_numeric
-from .prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
-from .rubric import EMPTY_FLAGS, RubricGrader
-from .text import clean
+from interviewer.corpus.schema import Question
+from interviewer.errors import InterviewerError, InvalidModelReply
+from interviewer.grading.feedback import build_grade
+from interviewer.grading.grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
+from interviewer.grading.numbers import check_numeric
+from interviewer.grading.prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
+from interviewer.grading.rubric import EMPTY_FLAGS, RubricGrader
+from interviewer.grading.text import clean
+from interviewer.llm import LLMBackend
 
 VERSION = "llm-2"
 

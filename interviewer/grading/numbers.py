@@ -17,8 +17,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..schema import NumericTarget
-from .grade import NumericCheck
+from interviewer.corpus.schema import NumericTarget
+from interviewer.grading.grade import NumericCheck
 
 _UNITS = {
     "zero": 0, "oh": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,

@@ -21,7 +21,6 @@ It does not phrase questions or follow-ups; it only grades.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -29,18 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel
 
-from ..bank import load_bank
-from ..embeddings import embedder_for, unit
-from ..schema import Question
-from ..settings import Settings
-from ..word_vectors import word_vectors
-from .feedback import build_grade
-from .grade import (
+from interviewer.corpus.bank import load_bank
+from interviewer.corpus.schema import Question
+from interviewer.grading.calibration import (
+    GRADER_VERSION,
+    Calibration,
+    MisconceptionFeatures,
+    PointFeatures,
+    load_calibration,
+)
+from interviewer.grading.feedback import build_grade
+from interviewer.grading.grade import (
     ATTEMPT_FLAG,
     INJECTION_FLAG,
-    AggregationParams,
     Grade,
     KeyPointResult,
     MisconceptionResult,
@@ -48,8 +49,8 @@ from .grade import (
     Provenance,
     aggregate,
 )
-from .numbers import check_numeric, extract_quantities
-from .text import (
+from interviewer.grading.numbers import check_numeric, extract_quantities
+from interviewer.grading.text import (
     IDF,
     Span,
     asking_spans,
@@ -67,9 +68,11 @@ from .text import (
     word_stems,
     words,
 )
+from interviewer.models.embeddings import embedder_for, unit
+from interviewer.models.word_vectors import word_vectors
+from interviewer.settings import Settings
 
-VERSION = "rubric-17"
-CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+VERSION = GRADER_VERSION
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
 # own words left out) is on topic however far its embedding lies: "the stack operation for
 # enqueue is the push operation" against the one-word reference "push". Off-topic answers in
@@ -85,63 +88,18 @@ REJECTION_TIE = 0.05
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 
 
-class Calibration(BaseModel):
-    """Every constant the grader uses; fitted once on the calibration split."""
-
-    w_sem: float = 14.0
-    w_lex: float = 3.0
-    w_margin: float = 5.0
-    w_soft: float = 0.0
-    w_distinct: float = 0.0
-    w_words: float = 0.0  # the best span's similarity under the static WordLlama vectors
-    bias: float = -9.0
-    covered: float = 0.6  # credit at or above -> "covered"
-    partial: float = 0.3  # credit at or above -> "partial"
-    polarity_penalty: float = 0.35  # similarity lost when negation differs on the same words
-    m_sem: float = 14.0  # misconception stated when sigmoid(m_sem*sim + m_lex*overlap + m_bias) >= 0.5
-    m_lex: float = 3.0
-    m_margin: float = 10.0
-    soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
-    m_bias: float = -11.5
-    m_own: float = 0.0  # weight of the misconception's own words said in one span
-    m_gap: float = 0.0  # weight of (its own words said) - (the contradicted point's own words said)
-    # Best similarity to the rubric and to the question below this, and the answer closer to
-    # another question's reference answer than to this one's -> off-topic
-    off_topic: float = 0.3
-    aggregation: AggregationParams = AggregationParams()
-    # For rubrics derived from a free reference (`grade --question --reference`, user documents).
-    free_aggregation: AggregationParams = AggregationParams()
-    free_off_topic: float = 0.3
-
-    def for_question(self, question: Question) -> tuple[AggregationParams, float]:
-        """(aggregation, off-topic threshold) for this question's kind of rubric."""
-        if question.rubric.derived:
-            return self.free_aggregation, self.free_off_topic
-        return self.aggregation, self.off_topic
-
-    @classmethod
-    def load(cls, path: Path = CALIBRATION_FILE) -> Calibration:
-        if path.exists():
-            return cls.model_validate(json.loads(path.read_text()))
-        return cls()
-
-
 EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
 
 
 @dataclass
 class Analysis:
-    """Raw evidence for one answer: per item (similarity, overlap, span index)."""
+    """Raw evidence for one answer: what `decide` turns into a grade with a calibration."""
 
     flags: list[str]
     numeric: NumericCheck | None
     spans: list[str] = field(default_factory=list)
-    # (similarity, overlap, span index, margin over the closest misconception (<= 0), soft recall,
-    #  distinctiveness: see `distinctiveness`, best span's similarity under WordLlama)
-    key_points: list[tuple[float, float, int, float, float, float, float]] = field(default_factory=list)
-    # (similarity, overlap, span index, margin over the closest key point,
-    #  own words said in one span, own words said minus the contradicted point's own words said)
-    misconceptions: list[tuple[float, float, int, float, float, float]] = field(default_factory=list)
+    key_points: list[PointFeatures] = field(default_factory=list)  # one per key point, in rubric order
+    misconceptions: list[MisconceptionFeatures] = field(default_factory=list)  # one per misconception
     holistic: float = 0.0  # similarity of the whole answer to the reference answer
     elsewhere: float | None = None  # its best similarity to another bank question's reference answer
     # similarity of the whole answer to the question itself: "you pass a pointer to the first
@@ -277,7 +235,7 @@ class RubricGrader:
 
     def __init__(self, settings: Settings, calibration: Calibration | None = None) -> None:
         self.settings = settings
-        self.calibration = calibration or Calibration.load()
+        self.calibration = calibration or load_calibration()
         self.embedder = embedder_for(settings)
         self.words = word_vectors()
         self._idf: IDF | None = None
@@ -575,7 +533,15 @@ class RubricGrader:
             lex = self._overlap(group, stems, question_stems)
             soft = self._soft_recall(group, tokens, question_stems)
             key_points.append(
-                (float(row[i]), lex, i, margin, soft, float(distinct[k]), float(kp_static[k].max()))
+                PointFeatures(
+                    similarity=float(row[i]),
+                    overlap=lex,
+                    margin=margin,
+                    soft_recall=soft,
+                    distinctiveness=float(distinct[k]),
+                    static_similarity=float(kp_static[k].max()),
+                    span=i,
+                )
             )
         misconceptions = []
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
@@ -590,7 +556,7 @@ class RubricGrader:
             # nor is one only asked about ("is it true that ...?")
             stated_in = [j for j in range(len(spans)) if not mc_rejected[m, j] and not asked[j]]
             if not stated_in:
-                misconceptions.append((0.0, 0.0, 0, -1.0, 0.0, 0.0))
+                misconceptions.append(MisconceptionFeatures())
                 continue
             i = stated_in[int(row[stated_in].argmax())]
             sim = float(row[i])
@@ -612,7 +578,11 @@ class RubricGrader:
                 [spans[j] for j in stated_in],
                 [span_stems[j] for j in stated_in],
             )
-            misconceptions.append((sim, lex, i, margin, own, gap))
+            misconceptions.append(
+                MisconceptionFeatures(
+                    similarity=sim, overlap=lex, margin=margin, own_words=own, own_gap=gap, span=i
+                )
+            )
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -637,14 +607,9 @@ class RubricGrader:
         # A free reference has no numeric target: its points' own numbers are checked instead.
         derived = question.rubric.derived
         said = " ".join(a.spans) if derived else ""
-        for i, (kp, (sim, lex, span_i, margin, soft, distinct, static)) in enumerate(
-            zip(question.key_points, a.key_points, strict=True)
-        ):
-            credit = _sigmoid(
-                c.w_sem * sim + c.w_lex * lex + c.w_margin * margin + c.w_soft * soft
-                + c.w_distinct * distinct + c.w_words * static + c.bias
-            )  # fmt: skip
-            evidence = a.spans[span_i]
+        for i, (kp, features) in enumerate(zip(question.key_points, a.key_points, strict=True)):
+            credit = _sigmoid(c.points.logit(features))
+            evidence = a.spans[features.span]
             if derived and said and gives_other_numbers([kp.text, *kp.alternatives], said):
                 credit = 0.0  # "four bytes" does not state "2 bytes"
             if i == numeric_idx and a.numeric is not None:
@@ -663,17 +628,13 @@ class RubricGrader:
             )
         stated = []
         mass = 0.0
-        for m, (sim, lex, span_i, margin, own, gap) in zip(
-            question.rubric.misconceptions, a.misconceptions, strict=True
-        ):
-            p = _sigmoid(
-                c.m_sem * sim + c.m_lex * lex + c.m_margin * margin + c.m_own * own + c.m_gap * gap + c.m_bias
-            )
+        for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
+            p = _sigmoid(c.misconceptions.logit(mf))
             mass += p if c.soft_misconceptions else float(p >= 0.5)
             if p >= 0.5:
-                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[span_i]))
-        relevance = max([kp[0] for kp in a.key_points] + [a.holistic, a.asked])
-        says_a_point = max(kp[1] for kp in a.key_points) >= ON_TOPIC_OVERLAP
+                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span]))
+        relevance = max([kp.similarity for kp in a.key_points] + [a.holistic, a.asked])
+        says_a_point = max(kp.overlap for kp in a.key_points) >= ON_TOPIC_OVERLAP
         if (
             relevance < c.for_question(question)[1]
             and (a.elsewhere is None or a.elsewhere >= a.holistic)  # it fits another question better

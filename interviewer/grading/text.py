@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .numbers import words_to_digits
+from interviewer.grading.numbers import words_to_digits
 
 FILLERS = re.compile(
     r"\b(?:um+|uh+|erm+|er|hmm+|ah+|you know|i mean|basically|actually|literally|"

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import UnknownBackend
-from .base import LLMBackend, Messages
+from interviewer.errors import UnknownBackend
+from interviewer.llm.base import LLMBackend, Messages
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from interviewer.settings import Settings
 
 __all__ = ["BACKENDS", "LLMBackend", "Messages", "make_backend"]
 
@@ -28,15 +28,15 @@ BACKENDS = ("openai", "openai-compatible", "llama-cpp")
 
 def make_backend(name: str, settings: Settings) -> LLMBackend:
     if name == "openai":
-        from .openai_backend import make_openai
+        from interviewer.llm.openai_backend import make_openai
 
         return make_openai(settings)
     if name == "openai-compatible":
-        from .openai_backend import make_openai_compatible
+        from interviewer.llm.openai_backend import make_openai_compatible
 
         return make_openai_compatible(settings)
     if name == "llama-cpp":
-        from .llama_cpp_backend import make_llama_cpp
+        from interviewer.llm.llama_cpp_backend import make_llama_cpp
 
         return make_llama_cpp(settings)
     raise UnknownBackend(f"Unknown LLM backend {name!r}. Valid: {', '.join(BACKENDS)}.")

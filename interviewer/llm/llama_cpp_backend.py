@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BackendUnavailable, BadInput, InvalidModelReply, MissingCredentials
-from .base import Messages
+from interviewer.errors import BackendUnavailable, BadInput, InvalidModelReply, MissingCredentials
+from interviewer.llm.base import Messages
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-    from ..settings import Settings
+    from interviewer.settings import Settings
 
 INSTALL_HINT = "pip install -e '.[llama-cpp]'"
 N_CTX = 2048

@@ -18,14 +18,14 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import BackendUnavailable, InvalidModelReply, MissingCredentials
-from .base import Messages
+from interviewer.errors import BackendUnavailable, InvalidModelReply, MissingCredentials
+from interviewer.llm.base import Messages
 
 if TYPE_CHECKING:
     from openai import OpenAI
     from openai.types.chat import ChatCompletionMessageParam
 
-    from ..settings import Settings
+    from interviewer.settings import Settings
 
 OPENAI_URL = "https://api.openai.com/v1"
 START_SERVER_HINT = (

@@ -30,8 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from ..errors import BackendUnavailable, BadInput
-from .llama_cpp_backend import INSTALL_HINT, N_CTX
+from interviewer.errors import BackendUnavailable, BadInput
+from interviewer.llm.llama_cpp_backend import INSTALL_HINT, N_CTX
 
 HOST = "127.0.0.1"
 READY_TIMEOUT_S = 120.0

@@ -1,0 +1,355 @@
+"""The app's handlers: `Interviews` turns page events into session calls and page updates.
+
+No layout here (`layout` builds the page and wires these handlers to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+from gradio.data_classes import FileData
+
+from interviewer.app.views import chat_messages, draft_figures, grade_panel, status_line
+from interviewer.errors import BadAudio, BadInput, InterviewerError
+from interviewer.interview.context import Services
+from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions, SessionView
+from interviewer.interview.state import PROMPT_TYPES, Event
+from interviewer.report.build import build_report
+from interviewer.report.charts import draw_charts
+from interviewer.report.render import redact, report_files, to_markdown
+from interviewer.settings import Settings
+from interviewer.speech.base import Transcription, WhisperSpeech
+from interviewer.speech.review import ReviewedSpeech
+from interviewer.speech.transcription import question_terms
+
+
+def concurrency(settings: Settings) -> int:
+    """Turns processed at once. The embedded grader is CPU work: more threads than about two
+    per core only fight over the GIL (16 sessions on 2 cores: p95 1.05 s at 16, 0.72 s at 4).
+    An LLM backend mostly waits on its server, so it gets 16."""
+    if settings.app_concurrency:
+        return settings.app_concurrency
+    if settings.backend != "rubric" or settings.grader != "rubric":
+        return 16
+    return max(2, 2 * (os.cpu_count() or 1))
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+PROGRESS = gr.Progress()  # Gradio gives each call its own tracker in its place
+
+
+def make_manager(settings: Settings, **services: Any) -> SessionManager:
+    """A session manager whose spoken answers go through `ReviewedSpeech`."""
+    inner = services.pop("speech", None) or WhisperSpeech(settings)
+    return SessionManager(settings, services=Services(settings, speech=ReviewedSpeech(inner), **services))
+
+
+def _warn(exc: Exception, settings: Settings) -> None:
+    gr.Warning(redact(str(exc), settings))  # a toast; the page keeps what the candidate had
+
+
+class Interviews:
+    """The app's handlers: UI events (`on_*`) and API endpoints (`api_*`)."""
+
+    def __init__(self, settings: Settings, manager: SessionManager) -> None:
+        speech = manager.services.speech
+        if not isinstance(speech, ReviewedSpeech):
+            raise TypeError(
+                "build_app needs a manager from interviewer.app.handlers.make_manager (reviewed speech)."
+            )
+        self.settings, self.manager, self.speech = settings, manager, speech
+        self.stage = "Starting…"
+        self._ready = threading.Event()
+        self._error: InterviewerError | None = None
+        self._warming = threading.Lock()
+        self._started = False
+
+    # -- warm-up: the first run builds the index; every run loads the grading model ----
+
+    def warm_up(self) -> None:
+        with self._warming:
+            if self._started:
+                return
+            self._started = True
+        try:
+            services = self.manager.services
+            if services.store.count() == 0:
+                self.stage = "Building the vector index (first run only, about 30 s)…"
+                self.manager.ensure_index()
+            backend = self.settings.backend
+            if backend == "rubric":  # an LLM grader would make a paid call: it warms on first use
+                self.stage = "Loading the grading model (about 10 s)…"
+                question = next(iter(services.bank))
+                grader = services.grader(backend)
+                grader.grade(question, question.reference)
+                threading.Thread(target=self._prime_bank, args=(grader,), name="interviewer-prime",
+                                 daemon=True).start()  # fmt: skip
+        except InterviewerError as exc:
+            self._error = exc
+        finally:
+            self.stage = "Ready."
+            self._ready.set()
+
+    def _prime_bank(self, grader: Any) -> None:
+        """Every rubric's vectors, from the data directory or computed (see `RubricGrader.prime_bank`)."""
+        with contextlib.suppress(Exception):  # only a speed-up: a grade embeds what it lacks
+            grader.prime_bank()
+
+    def warm_up_in_background(self) -> None:
+        threading.Thread(target=self.warm_up, name="interviewer-warm-up", daemon=True).start()
+
+    def wait_ready(self, progress: Any = None) -> None:
+        self.warm_up_in_background()
+        while not self._ready.wait(0.5):
+            if progress is not None:
+                progress(None, desc=self.stage)
+        if self._error is not None:
+            raise self._error
+
+    # -- shared steps ----------------------------------------------------
+
+    def _options(
+        self,
+        topics: list[str] | None,
+        difficulty: str | None,
+        source: str | None,
+        questions: float,
+        mode: str,
+        backend: str | None,
+    ) -> SessionOptions:
+        return SessionOptions(
+            topics=tuple(topics or ()),
+            difficulty=difficulty or None,
+            source=source or None,
+            questions=int(questions),
+            mode=mode,  # type: ignore[arg-type]
+            backend=backend or None,
+        )
+
+    def view(self, session_id: str | None) -> SessionView | None:
+        if not session_id:
+            return None
+        try:
+            return self.manager.state(session_id)
+        except InterviewerError:
+            return None
+
+    def panels(self, view: SessionView | None) -> tuple[list[dict[str, str]], str, str]:
+        """(chat, grade panel, status) of a session."""
+        events = view.events if view else []
+        return chat_messages(events), grade_panel(events), status_line(view)
+
+    def drive(
+        self, session_id: str, message: str | AudioAnswer, shown: str = ""
+    ) -> Iterator[tuple[Any, ...]]:
+        """Send a message and yield (chat, grade, status) as events arrive, LLM tokens included."""
+        view = self.view(session_id)
+        if view is None:
+            raise BadInput("No session in this tab: press Start.")
+        events: list[Event] = list(view.events)
+        grade, status = grade_panel(events), status_line(view).rsplit(" · ", 1)[0] + " · working…"
+        waiting = [{"role": "user", "content": shown}] if shown else []
+        yield [*chat_messages(events), *waiting], grade, status
+        streaming = ""
+        for event in self.manager.stream(session_id, message):
+            if event.type == "token":
+                streaming += event.text
+                yield chat_messages(events, streaming), grade, status
+                continue
+            if event.type in PROMPT_TYPES:
+                streaming = ""
+            events.append(event)
+            yield chat_messages(events, streaming), grade_panel(events), status
+        yield self.panels(self.view(session_id))
+
+    def prompt_terms(self, view: SessionView) -> list[str]:
+        return question_terms(self.manager.services.bank.get(view.question_id or ""))
+
+    # -- UI events ---------------------------------------------------------
+
+    def on_load(self, stored: str) -> tuple[Any, ...]:
+        """A (re)loaded tab: resume the session its sessionStorage names, if any."""
+        session_id = stored or ""
+        if session_id:
+            try:
+                session_id, _ = self.manager.resume(session_id)
+            except InterviewerError:
+                session_id = ""
+        view = self.view(session_id)
+        return (
+            session_id if view else "",
+            *self.panels(view),
+            gr.Accordion(open=view is None or view.finished),
+        )
+
+    def on_start(
+        self,
+        topics: list[str],
+        difficulty: str,
+        source: str,
+        questions: float,
+        mode: str,
+        backend: str,
+        progress: gr.Progress = PROGRESS,
+    ) -> tuple[Any, ...]:
+        try:
+            self.wait_ready(progress)
+            progress(None, desc="Planning the session…")
+            session_id, _ = self.manager.start(
+                self._options(topics, difficulty, source, questions, mode, backend)
+            )
+        except InterviewerError as exc:
+            raise gr.Error(redact(str(exc), self.settings)) from exc
+        return (
+            session_id,
+            session_id,
+            *self.panels(self.view(session_id)),
+            gr.Accordion(open=False),
+            "",
+            "",
+            "",
+        )
+
+    def on_send(self, session_id: str, text: str) -> Iterator[tuple[Any, ...]]:
+        if not text.strip():
+            gr.Warning("Type an answer first (or a command: /hint, /answer, /skip, /repeat, /end).")
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return
+        try:
+            for chat, grade, status in self.drive(session_id, text, shown=text):
+                yield chat, grade, status, ""
+        except InterviewerError as exc:
+            _warn(exc, self.settings)
+            yield *self.panels(self.view(session_id)), text  # the answer stays in the box
+
+    def on_command(self, session_id: str, command: str) -> Iterator[tuple[Any, ...]]:
+        view = self.view(session_id)
+        if command == "/end" and view is not None and view.finished:  # already over: just the report
+            yield self.panels(view)
+            return
+        try:
+            yield from self.drive(session_id, command)
+        except InterviewerError as exc:
+            _warn(exc, self.settings)
+            yield self.panels(self.view(session_id))
+
+    def on_audio(
+        self, session_id: str, path: str | None, progress: gr.Progress = PROGRESS
+    ) -> tuple[Any, ...]:
+        """Transcribe a recording or upload into the editable transcript (nothing is sent yet)."""
+        if not path:
+            return gr.skip(), gr.skip(), gr.skip()
+        try:
+            progress(None, desc="Transcribing… (the first recording also loads the speech model)")
+            draft_id, heard = self.transcribe(session_id, path)
+        except InterviewerError as exc:
+            _warn(exc, self.settings)  # whatever was typed or transcribed before stays
+            return gr.skip(), gr.skip(), gr.skip()
+        return heard.text, draft_figures(heard.delivery), draft_id
+
+    def on_send_spoken(self, session_id: str, text: str, draft_id: str) -> Iterator[tuple[Any, ...]]:
+        try:
+            if not draft_id:
+                raise BadInput("Record or upload an answer first; typed answers go in the answer box.")
+            path = self.speech.confirm(draft_id, text)
+            for chat, grade, status in self.drive(session_id, AudioAnswer(path)):
+                yield chat, grade, status, "", "", "", None
+        except InterviewerError as exc:
+            _warn(exc, self.settings)
+            yield *self.panels(self.view(session_id)), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+
+    def on_report(self, session_id: str, scope: str) -> tuple[Any, ...]:
+        one = scope == "This session"
+        try:
+            if one and self.view(session_id) is None:
+                raise BadInput("No session in this tab yet: start one, or choose “All sessions”.")
+            report = build_report(self.manager, session_id if one else None)
+        except InterviewerError as exc:
+            return (f"*{redact(str(exc), self.settings)}*", *([None] * 6))
+        figures = draw_charts(report)
+        stem = f"interviewer-report-{session_id if one else 'all'}"
+        md, html = report_files(
+            report, self.settings, Path(tempfile.mkdtemp(prefix="interviewer-")), stem, figures
+        )
+        plots = [figures.get(name) for name in ("mastery", "scores", "grill", "speech")]
+        return (redact(to_markdown(report), self.settings), *plots, str(md), str(html))
+
+    def on_finished(self, session_id: str, scope: str) -> tuple[Any, ...]:
+        """Refresh the report once the session is over (else leave it as it is)."""
+        view = self.view(session_id)
+        if view is None or not view.finished:
+            return tuple(gr.skip() for _ in range(7))
+        return self.on_report(session_id, scope)
+
+    # -- API endpoints (gradio_client) -------------------------------------
+
+    def transcribe(self, session_id: str, path: str) -> tuple[str, Transcription]:
+        view = self.view(session_id)
+        if view is None or view.awaiting is None:
+            raise BadInput("No question is waiting for an answer: start a session first.")
+        try:
+            return self.speech.draft(path, self.prompt_terms(view))
+        except BadAudio as exc:  # name the upload, not the server's copy of it
+            raise BadAudio(str(exc).replace(path, Path(path).name)) from exc
+
+    @staticmethod
+    def _result(view: SessionView | None, events: list[Event]) -> dict[str, Any]:
+        return {
+            "session_id": view.session_id if view else "",
+            "events": [e.to_json() for e in events],
+            "awaiting": view.awaiting if view else None,
+            "number": view.number if view else 0,
+            "total": view.total if view else 0,
+            "finished": view.finished if view else True,
+        }
+
+    def api_start(
+        self,
+        topics: list[str] | None = None,
+        difficulty: str = "",
+        questions: int = 3,
+        mode: str = "interview",
+        backend: str = "",
+        source: str = "",
+    ) -> dict[str, Any]:
+        """Start a session. Returns {"session_id", "events", "awaiting", "number", "total", "finished"}."""
+        try:
+            self.wait_ready()
+            session_id, events = self.manager.start(
+                self._options(topics, difficulty, source, questions, mode, backend)
+            )
+        except InterviewerError as exc:
+            raise gr.Error(redact(str(exc), self.settings)) from exc
+        return self._result(self.view(session_id), events)
+
+    def api_answer(self, session_id: str, text: str, draft_id: str = "") -> dict[str, Any]:
+        """Send an answer or a command (/hint, /answer, /skip, /repeat, /end). With `draft_id`
+        (from /transcribe), `text` is the reviewed transcript of that recording."""
+        try:
+            message: str | AudioAnswer = (
+                AudioAnswer(self.speech.confirm(draft_id, text)) if draft_id else text
+            )
+            events = self.manager.send(session_id, message)
+        except InterviewerError as exc:
+            raise gr.Error(redact(str(exc), self.settings)) from exc
+        return self._result(self.view(session_id), events)
+
+    def api_transcribe(self, session_id: str, audio: FileData) -> dict[str, Any]:
+        """Transcribe a recording for review. Returns {"draft_id", "text", "figures"}; nothing is graded
+        until /answer gets the (edited) text with the draft id."""
+        path = Path(audio["path"] if isinstance(audio, dict) else audio.path).resolve()
+        uploads = Path(gr.utils.get_upload_folder()).resolve()
+        if not path.is_relative_to(uploads):  # only files uploaded through Gradio, never a server path
+            raise gr.Error("Upload the audio file with the request (gradio_client.handle_file).")
+        try:
+            draft_id, heard = self.transcribe(session_id, str(path))
+        except InterviewerError as exc:
+            raise gr.Error(redact(str(exc), self.settings)) from exc
+        return {"draft_id": draft_id, "text": heard.text, "figures": heard.delivery}

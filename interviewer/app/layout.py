@@ -1,0 +1,205 @@
+"""The page of the web app: components, their elem_ids, and which handler each event calls.
+
+Two tabs. *Interview*: session setup, the chat, the answer box and the command
+buttons, the grade panel, and voice (record or upload -> editable transcript ->
+send). *Report*: the weakness report with its charts and downloads.
+Browser tests select by these ids: #msg #send #chat #audio #transcript #grade
+#hint #reveal #skip #end #report #start (and #status #send-voice #sid).
+
+The handlers live in handlers.py (`Interviews`); this module only lays out and wires.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import gradio as gr
+
+from interviewer.corpus.schema import TOPICS
+from interviewer.grading import GRADERS
+
+if TYPE_CHECKING:
+    from interviewer.app.handlers import Interviews
+
+SESSION_KEY = "interviewer-session-id"
+# The tab's own storage: it survives a reload, and another tab has its own.
+READ_SESSION_JS = f"(stored) => [sessionStorage.getItem('{SESSION_KEY}') || '']"
+SAVE_SESSION_JS = f"(sid) => {{ sessionStorage.setItem('{SESSION_KEY}', sid || ''); return []; }}"
+PRIVATE = "private"  # UI events stay out of the API: programs use start, answer, transcribe
+REPORT_SCOPES = ["This session", "All sessions"]
+CSS = """
+#grade { max-height: 560px; overflow-y: auto; }
+#status { color: var(--body-text-color-subdued); }
+#commands button { min-width: 0; }
+"""
+
+
+def _choices(interviews: Interviews) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(topic choices with their question counts, document choices) from the bank."""
+    bank = interviews.manager.services.bank
+    counts = {t: sum(q.topic == t for q in bank) for t in TOPICS}
+    topics = [(f"{t} ({n})", t) for t, n in counts.items() if n]
+    sources = sorted({q.source for q in bank})
+    names = {"002": "002 — the grill (45 items)"}
+    return topics, [("any document", ""), *((names.get(s, s), s) for s in sources)]
+
+
+def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
+
+    topics, sources = _choices(interviews)
+    with gr.Blocks(title="Interviewer — ML training mock interviews") as app:
+        session = gr.State("")  # this tab's session id (server side)
+        stored = gr.Textbox(visible="hidden", elem_id="sid")  # mirrored into sessionStorage
+        draft = gr.State("")  # id of the transcript under review
+        gr.Markdown("## Interviewer · mock interviews on training ML models")
+        with gr.Tabs(elem_id="tabs") as tabs:
+            with gr.Tab("Interview", id="interview", elem_id="interview-tab"):
+                with gr.Accordion("New session", open=True, elem_id="setup") as setup:
+                    with gr.Row():
+                        topic = gr.Dropdown(
+                            topics, multiselect=True, label="Topics (none: all)", scale=3, elem_id="topics"
+                        )
+                        source = gr.Dropdown(sources, value="", label="Document", elem_id="source")
+                        difficulty = gr.Dropdown(
+                            [("any", ""), "easy", "medium", "hard"],
+                            value="",
+                            label="Difficulty",
+                            elem_id="difficulty",
+                        )
+                    with gr.Row():
+                        questions = gr.Slider(1, 20, value=3, step=1, label="Questions", elem_id="questions")
+                        mode = gr.Radio(
+                            [
+                                ("interview (follow-ups)", "interview"),
+                                ("drill (cold, no follow-ups)", "drill"),
+                            ],
+                            value="interview",
+                            label="Mode",
+                            elem_id="mode",
+                        )
+                        backend = gr.Dropdown(
+                            list(GRADERS),
+                            value=interviews.settings.backend,
+                            label="Backend",
+                            elem_id="backend",
+                        )
+                        start = gr.Button("Start", variant="primary", elem_id="start")
+                status = gr.Markdown(elem_id="status")
+                with gr.Row(equal_height=False):
+                    with gr.Column(scale=3):
+                        chat = gr.Chatbot(
+                            label="Interview",
+                            height=480,
+                            elem_id="chat",
+                            buttons=["copy"],
+                            group_consecutive_messages=False,
+                        )
+                        msg = gr.Textbox(
+                            label="Your answer",
+                            lines=3,
+                            elem_id="msg",
+                            submit_btn=False,
+                            placeholder="Type your answer (Enter: new line; Shift+Enter or Send: send it). "
+                            "Commands: /hint /answer /skip /repeat /end",
+                        )
+                        with gr.Row(elem_id="commands"):
+                            send = gr.Button("Send", variant="primary", elem_id="send")
+                            hint = gr.Button("Hint", elem_id="hint")
+                            reveal = gr.Button("Model answer", elem_id="reveal")
+                            skip = gr.Button("Skip", elem_id="skip")
+                            end = gr.Button("End session", variant="stop", elem_id="end")
+                    with gr.Column(scale=2):
+                        grade = gr.Markdown(label="Grade", elem_id="grade", container=True)
+                        with gr.Accordion("Answer by voice", open=True, elem_id="voice"):
+                            audio = gr.Audio(
+                                sources=["upload", "microphone"],
+                                type="filepath",
+                                label="Record or upload your answer",
+                                elem_id="audio",
+                            )
+                            transcript = gr.Textbox(
+                                label="Transcript (edit it, then send)",
+                                lines=4,
+                                interactive=True,
+                                elem_id="transcript",
+                            )
+                            figures = gr.Markdown(elem_id="speech")
+                            send_voice = gr.Button("Send spoken answer", elem_id="send-voice")
+            with gr.Tab("Report", id="report-tab", elem_id="report-tab"):
+                with gr.Row():
+                    scope = gr.Radio(
+                        REPORT_SCOPES, value=REPORT_SCOPES[0], label="Report on", elem_id="report-scope"
+                    )
+                    refresh = gr.Button("Refresh report", elem_id="report-refresh")
+                    md_file = gr.DownloadButton("Download Markdown", elem_id="download-md")
+                    html_file = gr.DownloadButton("Download HTML", elem_id="download-html")
+                with gr.Row():
+                    mastery = gr.Plot(label="Mastery by topic", show_label=False, elem_id="mastery")
+                    scores = gr.Plot(label="Score per question", show_label=False, elem_id="scores")
+                with gr.Row():
+                    grill = gr.Plot(label="The grill, answered cold", show_label=False, elem_id="grill")
+                    speech = gr.Plot(label="Speech", show_label=False, elem_id="speech-trend")
+                report = gr.Markdown("*Press Refresh, or end a session.*", elem_id="report")
+
+        panels = [chat, grade, status]
+        report_outputs = [report, mastery, scores, grill, speech, md_file, html_file]
+
+        app.load(
+            interviews.on_load,
+            [stored],
+            [session, *panels, setup],
+            js=READ_SESSION_JS,
+            api_visibility=PRIVATE,
+        )
+        started = start.click(
+            interviews.on_start,
+            [topic, difficulty, source, questions, mode, backend],
+            [session, stored, *panels, setup, msg, transcript, figures],
+            api_visibility=PRIVATE,
+        )
+        started.then(None, [stored], None, js=SAVE_SESSION_JS, api_visibility=PRIVATE)
+
+        def refresh_when_finished(event: gr.events.Dependency) -> None:
+            event.then(interviews.on_finished, [session, scope], report_outputs, api_visibility=PRIVATE)
+
+        for trigger in (send.click, msg.submit):
+            refresh_when_finished(
+                trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE)
+            )
+        for button, command in ((hint, "/hint"), (reveal, "/answer"), (skip, "/skip")):
+            refresh_when_finished(
+                button.click(
+                    interviews.on_command, [session, gr.State(command)], panels, api_visibility=PRIVATE
+                )
+            )
+        ended = end.click(interviews.on_command, [session, gr.State("/end")], panels, api_visibility=PRIVATE)
+        ended.then(lambda: gr.Tabs(selected="report-tab"), None, tabs, api_visibility=PRIVATE).then(
+            interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE
+        )
+        for trigger in (audio.upload, audio.stop_recording):
+            trigger(
+                interviews.on_audio,
+                [session, audio],
+                [transcript, figures, draft],
+                concurrency_limit=2,
+                concurrency_id="transcribe",
+                api_visibility=PRIVATE,
+            )
+        refresh_when_finished(
+            send_voice.click(
+                interviews.on_send_spoken,
+                [session, transcript, draft],
+                [*panels, transcript, figures, draft, audio],
+                api_visibility=PRIVATE,
+            )
+        )
+        refresh.click(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
+        scope.change(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
+
+        gr.api(interviews.api_start, api_name="start")
+        gr.api(interviews.api_answer, api_name="answer")
+        gr.api(
+            interviews.api_transcribe, api_name="transcribe", concurrency_limit=2, concurrency_id="transcribe"
+        )
+    app.queue(default_concurrency_limit=max_concurrent)
+    return app

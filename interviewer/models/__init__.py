@@ -1,0 +1,4 @@
+"""The models wing: sentence embeddings and static word vectors, loaded lazily, offline.
+
+Nothing here knows about questions or grades; everything above uses it.
+"""
