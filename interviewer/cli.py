@@ -74,6 +74,7 @@ def _grade_args(p: argparse.ArgumentParser) -> None:
 def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default=None)
     p.add_argument("--split", choices=["calibration", "held-out", "all"], default="held-out")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: evals/results in a checkout)")
     p.add_argument("--runs", type=int, default=5, help="test-retest runs")
     p.add_argument(
         "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
@@ -116,6 +117,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 def _bench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="fewer repetitions (under 3 minutes)")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: evals/results in a checkout)")
 
 
 COMMANDS: tuple[Command, ...] = (

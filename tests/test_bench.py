@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from interviewer.evaluation import bench
 from interviewer.cli import build_parser
+from interviewer.evaluation import bench
 from interviewer.evaluation.bench import (
     FIGURES,
     QUICK,

@@ -644,7 +644,11 @@ def test_the_real_app_listens_on_localhost_asks_for_the_password_and_hides_the_k
     from interviewer.evaluation.load import App
 
     home = home_with_index(tmp_path, built_index)
-    env = {"OPENAI_API_KEY": SECRET, "INTERVIEWER_AUTH": "alice:correct-horse-42"}
+    env = {
+        "OPENAI_API_KEY": SECRET,
+        "INTERVIEWER_AUTH": "alice:correct-horse-42",
+        "INTERVIEWER_LOG_LEVEL": "debug",
+    }
     with pytest.MonkeyPatch.context() as mp:
         for name, value in env.items():
             mp.setenv(name, value)
@@ -665,3 +669,6 @@ def test_the_real_app_listens_on_localhost_asks_for_the_password_and_hides_the_k
     finally:
         app.stop()
     assert SECRET not in "\n".join(line for _, line in app.child.lines)
+    logged = (home / "interviewer.log").read_text()  # the app's log file, at debug level
+    assert "interviewer ui on 127.0.0.1" in logged
+    assert SECRET not in logged and "correct-horse-42" not in logged

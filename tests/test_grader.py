@@ -306,9 +306,9 @@ def test_a_misconception_is_told_from_the_point_it_contradicts_by_its_own_words(
     # misconception: "never reaching a plateau means the run is broken" ("a run ... has failed")
     wrong = "If the loss never reaches a plateau by the end, the run has failed and you should debug it."
     right = "If the loss never reaches a plateau by the end, you are simply compute-limited."
-    ((*_, own_wrong, gap_wrong),) = grader.analyze(q, wrong).misconceptions
-    ((*_, own_right, gap_right),) = grader.analyze(q, right).misconceptions
-    assert own_wrong > own_right and gap_wrong > gap_right
+    (said_wrong,) = grader.analyze(q, wrong).misconceptions
+    (said_right,) = grader.analyze(q, right).misconceptions
+    assert said_wrong.own_words > said_right.own_words and said_wrong.own_gap > said_right.own_gap
     assert [m.text for m in grader.grade(q, wrong).misconceptions] == [q.rubric.misconceptions[0].text]
     assert grader.grade(q, right).misconceptions == []
 
@@ -566,7 +566,7 @@ def test_a_reworded_point_is_distinct_from_the_rest_of_the_rubric(grader, bank) 
     q = bank.get("003-01")  # BatchNorm: what it normalizes, the learned scale and shift, ...
     scale = next(i for i, kp in enumerate(q.key_points) if "scale and shift" in kp.text)
     a = grader.analyze(q, "Afterwards it rescales and shifts the result with two trainable parameters.")
-    distinct = [kp[5] for kp in a.key_points]
+    distinct = [kp.distinctiveness for kp in a.key_points]
     assert max(range(len(distinct)), key=distinct.__getitem__) == scale
     assert distinct[scale] > 0
 
@@ -578,7 +578,7 @@ def test_the_static_view_finds_the_point_a_rewording_states(grader, bank) -> Non
     a = grader.analyze(
         q, "My move would be to restore a checkpoint saved before the jump and carry on from it."
     )
-    static = [kp[6] for kp in a.key_points]
+    static = [kp.static_similarity for kp in a.key_points]
     assert max(range(len(static)), key=static.__getitem__) == rollback
 
 

@@ -18,10 +18,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from interviewer.speech import transcription as speech
 from interviewer.corpus.schema import KeyPoint, Location, Question, Rubric
 from interviewer.errors import BackendUnavailable, BadAudio
 from interviewer.settings import Settings, load_settings
+from interviewer.speech import transcription as speech
 from interviewer.speech.transcription import (
     Transcriber,
     Word,
@@ -279,10 +279,8 @@ def test_cli_uses_the_question_terms(
     settings: Settings, fake_model: FakeWhisper, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     pytest.importorskip("faster_whisper")
-    import interviewer.corpus.bank
-
     q = make_question("Why does BF16 not need loss scaling?", ["BF16 keeps the FP32 exponent range"])
-    monkeypatch.setattr(interviewer.corpus.bank, "load_bank", lambda s: SimpleNamespace(get=lambda qid: q))
+    monkeypatch.setattr(speech, "load_bank", lambda s: SimpleNamespace(get=lambda qid: q))
     fake_model.segments = [seg(" BF16 keeps the range.", [("BF16", 0.0, 0.5), ("keeps", 0.6, 1.0)])]
     path = tmp_path / "a.wav"
     path.write_bytes(wav_bytes(1.0))

@@ -5,7 +5,7 @@ No layout here (`layout` builds the page and wires these handlers to it).
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import os
 import tempfile
 import threading
@@ -28,6 +28,8 @@ from interviewer.settings import Settings
 from interviewer.speech.base import Transcription, WhisperSpeech
 from interviewer.speech.review import ReviewedSpeech
 from interviewer.speech.transcription import question_terms
+
+log = logging.getLogger(__name__)
 
 
 def concurrency(settings: Settings) -> int:
@@ -52,6 +54,7 @@ def make_manager(settings: Settings, **services: Any) -> SessionManager:
 
 
 def _warn(exc: Exception, settings: Settings) -> None:
+    log.info("shown to the user: %s", exc, exc_info=exc)
     gr.Warning(redact(str(exc), settings))  # a toast; the page keeps what the candidate had
 
 
@@ -92,15 +95,21 @@ class Interviews:
                 threading.Thread(target=self._prime_bank, args=(grader,), name="interviewer-prime",
                                  daemon=True).start()  # fmt: skip
         except InterviewerError as exc:
+            log.warning("app warm-up failed; the first Start will show why", exc_info=True)
             self._error = exc
+        except Exception:
+            log.exception("app warm-up failed unexpectedly (please report it, with this log)")
+            raise
         finally:
             self.stage = "Ready."
             self._ready.set()
 
     def _prime_bank(self, grader: Any) -> None:
         """Every rubric's vectors, from the data directory or computed (see `RubricGrader.prime_bank`)."""
-        with contextlib.suppress(Exception):  # only a speed-up: a grade embeds what it lacks
+        try:
             grader.prime_bank()
+        except Exception:  # only a speed-up: a grade embeds what it lacks
+            log.warning("embedding the bank's rubric vectors in the background failed", exc_info=True)
 
     def warm_up_in_background(self) -> None:
         threading.Thread(target=self.warm_up, name="interviewer-warm-up", daemon=True).start()

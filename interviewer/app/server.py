@@ -18,6 +18,7 @@ views in app_views.py; this module holds the handlers and the launch.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -27,6 +28,7 @@ from interviewer.app.handlers import LOCAL_HOSTS, Interviews, concurrency, make_
 from interviewer.app.layout import CSS, layout
 from interviewer.errors import BadInput
 from interviewer.interview.session import SessionManager
+from interviewer.logs import add_log_file
 from interviewer.settings import Settings
 
 
@@ -35,6 +37,9 @@ def build_app(
 ) -> gr.Blocks:
     """The Blocks app (not launched). `manager` comes from `make_manager(settings)`."""
     return layout(interviews or Interviews(settings, manager), concurrency(settings))
+
+
+log = logging.getLogger(__name__)
 
 
 def launch_options(
@@ -62,6 +67,8 @@ def launch_options(
 
 def run_ui(settings: Settings, args: argparse.Namespace) -> int:
     """`interviewer ui [--host H] [--port P] [--share]`: serve the app until Ctrl-C."""
+    log_file = add_log_file(settings.home)
+    log.info("interviewer ui on %s:%s with %r (log: %s)", args.host, args.port, settings, log_file)
     options = launch_options(settings, args.host, args.port, args.share)
     if (args.host not in LOCAL_HOSTS or args.share) and options["auth"] is None:
         print(

@@ -47,10 +47,10 @@ from interviewer.evaluation.load import (
 from interviewer.grading.rubric import RubricGrader
 from interviewer.interview.session import SessionManager, SessionOptions
 from interviewer.models.embeddings import embedder_for
-from interviewer.settings import REPO_ROOT, Settings
+from interviewer.settings import REPO_ROOT, Settings, default_results_dir
 from interviewer.speech.transcription import Transcriber, question_terms
 
-RESULTS_DIR = REPO_ROOT / "evals" / "results"
+RESULTS_DIR: Path | None = None  # None: --out, else evals/results in a checkout, else the data dir
 KINDS = ("reference", "partial", "weak")
 WEAK = "I would probably just lower the learning rate a bit and train for longer."
 SHRUG = "I'm not sure about that part; maybe it depends on the batch size."
@@ -406,9 +406,10 @@ def run_bench(settings: Settings, args: argparse.Namespace) -> int:
     load_after = [round(x, 2) for x in os.getloadavg()]
     data = to_json(bench, quick, started, time.perf_counter() - t0, (load_before, load_after))
     stem = "bench-quick" if quick else "bench"
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
-    (RESULTS_DIR / f"{stem}.md").write_text(to_markdown(data))
+    out = Path(args.out) if getattr(args, "out", None) else RESULTS_DIR or default_results_dir(settings.home)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(to_markdown(data))
     print(json.dumps(data, indent=1) if getattr(args, "json", False) else to_markdown(data))
-    print(f"wrote {RESULTS_DIR / stem}.json and .md", file=sys.stderr)
+    print(f"wrote {out / stem}.json and .md", file=sys.stderr)
     return 1 if bench.errors else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,8 @@ from interviewer.grading import Grader, make_grader
 from interviewer.grading.grade import Grade
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import Settings
+
+log = logging.getLogger(__name__)
 
 MATCH_FLOOR = 0.55  # below this similarity a free-text question is "not in the bank"
 
@@ -126,6 +129,7 @@ def run_batch(settings: Settings, grader: Grader, src: Path, out: Path | None) -
             except (json.JSONDecodeError, InterviewerError, ValueError) as exc:
                 # ValueError covers pydantic's ValidationError: a record the schema cannot hold
                 failures += 1
+                log.info("%s:%d not graded", src, number, exc_info=True)
                 reason = f"not valid JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else str(exc)
                 print(f"{src}:{number}: {reason}", file=sys.stderr)
                 result = {"line": number, "error": reason}

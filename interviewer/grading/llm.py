@@ -15,6 +15,7 @@ embedded grader and the Grade says so in `grader.fallback` and `flags`.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from difflib import SequenceMatcher
@@ -31,6 +32,8 @@ from interviewer.grading.prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER
 from interviewer.grading.rubric import EMPTY_FLAGS, RubricGrader
 from interviewer.grading.text import clean
 from interviewer.llm import LLMBackend
+
+log = logging.getLogger(__name__)
 
 VERSION = "llm-2"
 
@@ -188,6 +191,7 @@ class LLMGrader:
         try:
             verdicts = self._ask(question, answer)
         except InterviewerError as exc:
+            log.warning("LLM grader failed on %s; graded by the embedded grader", question.id, exc_info=True)
             grade = self.fallback.decide(question, analysis, t0)
             return grade.model_copy(
                 update={

@@ -20,6 +20,7 @@ and terminal.py do).
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -76,6 +77,8 @@ from interviewer.speech.transcription import question_terms
 
 if TYPE_CHECKING:
     from interviewer.corpus.store import Hit
+
+log = logging.getLogger(__name__)
 
 Ctx = Runtime[Context]
 
@@ -164,6 +167,7 @@ def transcribe(state: State, runtime: Ctx) -> dict[str, Any]:
     try:
         heard = _services(runtime).speech.transcribe(pending.get("path", ""), question_terms(q))
     except (BadAudio, BackendUnavailable) as exc:
+        log.info("recording for %s not transcribed", q.id, exc_info=True)
         notice = NoticeEvent(sid, q.id, prompts.NOTICE_BAD_AUDIO.format(reason=exc))
         return {"pending": None, "events": [notice.to_json()]}
     answer: UserInput = {**pending, "kind": "answer", "text": heard.text}

@@ -12,6 +12,7 @@ This module does not grade, retrieve passages or touch the graph state.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from interviewer.llm import LLMBackend
 if TYPE_CHECKING:
     from interviewer.corpus.store import Hit, Store
     from interviewer.interview.context import Services
+
+log = logging.getLogger(__name__)
 
 MAX_FOLLOW_UP_CHARS = 400
 
@@ -161,6 +164,7 @@ def phrase_with_llm(
         else:
             reply = backend.complete(messages, max_tokens=max_tokens)
     except (InterviewerError, OSError, ValueError, TimeoutError) as exc:
+        log.warning("the LLM's line failed; the template line is used", exc_info=True)
         failure: str | None = str(exc).split(". ")[0][:160] or exc.__class__.__name__
     else:
         text = _clean(reply)
@@ -185,6 +189,7 @@ def phrase(
     try:
         llm = services.llm(backend)
     except InterviewerError as exc:
+        log.warning("LLM phrasing failed on %s; using the template", backend, exc_info=True)
         notice = prompts.NOTICE_LLM_FALLBACK.format(backend=backend, reason=str(exc)[:160])
         return Phrasing(fallback, "template", notice)
     if llm is None:

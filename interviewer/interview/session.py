@@ -19,7 +19,7 @@ This module does no printing (terminal.py) and no grading (graph.py asks the gra
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -48,6 +48,8 @@ from interviewer.interview.state import (
 )
 from interviewer.models.embeddings import serving
 from interviewer.settings import Settings
+
+log = logging.getLogger(__name__)
 
 MAX_QUESTIONS = 50
 HELP = "Commands: /skip, /hint, /answer (show the model answer), /repeat, /end."
@@ -272,8 +274,10 @@ class SessionManager:
         questions = [self.services.bank.get(qid) for qid in asked]
 
         def run() -> None:
-            with contextlib.suppress(Exception):
+            try:
                 prime(questions)
+            except Exception:  # only a speed-up: the grade embeds what it lacks, and fails visibly
+                log.warning("prefetching the rubric vectors of %s failed", asked, exc_info=True)
 
         # Not a daemon: killing it inside torch at exit aborts the process; it ends within seconds.
         threading.Thread(target=run, name="interviewer-prefetch").start()

@@ -9,6 +9,7 @@ needs the weights in the local Hugging Face cache, since we run offline).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -25,6 +26,8 @@ from interviewer.settings import Settings, apply_offline_defaults
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -272,6 +275,7 @@ class Embedder:
                 keys, vectors = list(data["keys"]), np.asarray(data["vectors"], dtype=np.float32)
                 tokens = self._saved_tokens(data, token_texts or []) if "token_keys" in data else {}
         except (OSError, ValueError, KeyError, EOFError):
+            log.warning("saved vectors in %s unreadable; computing them again", path, exc_info=True)
             return 0
         if vectors.shape != (len(keys), self.dim) or tokens is None:
             return 0
