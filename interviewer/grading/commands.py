@@ -164,7 +164,7 @@ def run_index(settings: Settings, args: argparse.Namespace) -> int:
     if settings.grader == "rubric":
         t0 = time.perf_counter()
         grader = RubricGrader(settings)
-        loaded, computed = grader.prime_bank()
+        loaded, computed = grader.prime_bank(chunk=0)
         print(
             f"rubric vectors: {loaded} kept, {computed} embedded in {time.perf_counter() - t0:.2f} s "
             f"({grader.vector_cache_path().name})"
