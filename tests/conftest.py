@@ -12,6 +12,73 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 
+# ---------------------------------------------------------------- the fast tier
+
+HEAVY_MARKS = ("slow", "llm", "browser", "voice")  # real weights, servers, a browser or Whisper
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast", action="store_true",
+        help="only tests that load no model weights and start no server or browser (scripts/test.sh --fast)",
+    )  # fmt: skip
+
+
+# Fixtures that load real weights (the shared index, the real grader, sessions on them): a test
+# that uses one is in the slow tier without being marked by hand.
+MODEL_FIXTURES = {"built_index", "indexed_home", "shared_store", "services", "manager", "app_manager",
+                  "interviews", "grader", "voice_manager", "llm_manager", "home"}  # fmt: skip
+
+
+# Modules whose every test loads weights, in process or in an `interviewer` subprocess, and
+# single tests that do (found by running --fast: each one failed there).
+HEAVY_MODULES = {"test_embeddings", "test_word_vectors", "test_llm_grader", "test_cli", "test_external_check",
+                 "test_probe_check", "test_terminal", "test_wheel"}  # fmt: skip
+HEAVY_TESTS = {"test_a_grades_latency_is_its_own_work_not_loading_the_models", "test_unloadable_model_is_backend_unavailable",
+               "test_ingest_adds_a_user_document_and_its_questions", "test_ingest_reads_pdf_documents"}  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if (
+            MODEL_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or item.path.stem in HEAVY_MODULES
+            or getattr(item, "originalname", item.name) in HEAVY_TESTS
+        ):
+            item.add_marker(pytest.mark.slow)
+    if not config.getoption("--fast"):
+        return
+    heavy = [i for i in items if any(i.get_closest_marker(m) for m in HEAVY_MARKS)]
+    if heavy:
+        config.hook.pytest_deselected(items=heavy)
+        items[:] = [i for i in items if i not in set(heavy)]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under --fast, loading real weights fails the test: it belongs in the slow tier (mark it)."""
+    if not config.getoption("--fast"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        pytest.fail("this test loads model weights: mark it @pytest.mark.slow", pytrace=False)
+
+    import sentence_transformers
+
+    sentence_transformers.SentenceTransformer.__init__ = refuse  # type: ignore[method-assign]
+    try:
+        import wordllama
+
+        wordllama.WordLlama.load = refuse  # type: ignore[method-assign]
+    except ImportError:
+        pass
+    try:
+        import faster_whisper
+
+        faster_whisper.WhisperModel.__init__ = refuse  # type: ignore[method-assign]
+    except ImportError:
+        pass
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """INTERVIEWER_HOME points at a fresh folder for every test."""
