@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command: Command = args.command
-    configure_logging(verbosity=args.verbose, command=command.name)
+    configure_logging(verbosity=args.verbose)
     try:
         return command.run(args)
     except InterviewerError as exc:

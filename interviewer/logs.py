@@ -78,7 +78,7 @@ def level_for(verbosity: int, env: str | None) -> int:
     return logging.WARNING
 
 
-def configure_logging(verbosity: int = 0, command: str = "", home: Path | None = None) -> None:
+def configure_logging(verbosity: int = 0, home: Path | None = None) -> None:
     """Once per process: stderr at the chosen level; with `home`, also a rotating file at INFO or lower."""
     root = logging.getLogger()
     level = level_for(verbosity, os.environ.get("INTERVIEWER_LOG_LEVEL"))

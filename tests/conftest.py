@@ -51,7 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     heavy = [i for i in items if any(i.get_closest_marker(m) for m in HEAVY_MARKS)]
     if heavy:
         config.hook.pytest_deselected(items=heavy)
-        items[:] = [i for i in items if i not in set(heavy)]
+        left_out = set(heavy)
+        items[:] = [i for i in items if i not in left_out]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -67,7 +67,12 @@ class MisconceptionFeatures:
     span: int = 0
 
 
-def _inputs(features: PointFeatures | MisconceptionFeatures) -> list[float]:
+def feature_row(features: PointFeatures | MisconceptionFeatures) -> list[float]:
+    """The inputs as a row for fitting, in the weights' order (the span is evidence, not an input).
+
+    >>> feature_row(MisconceptionFeatures(similarity=0.9, own_words=0.5))
+    [0.9, 0.0, -1.0, 0.5, 0.0]
+    """
     return [getattr(features, f.name) for f in fields(features) if f.name != "span"]
 
 
@@ -77,7 +82,7 @@ class _Weights(BaseModel):
     def logit(self, features: PointFeatures | MisconceptionFeatures) -> float:
         """Sum of weight x input in field order, then the bias (the order the fit used)."""
         total = 0.0
-        for name, value in zip(self.input_names(), _inputs(features), strict=True):
+        for name, value in zip(self.input_names(), feature_row(features), strict=True):
             total += getattr(self, name) * value
         return total + self.bias
 
@@ -107,15 +112,6 @@ class MisconceptionWeights(_Weights):
     own_words: float = 0.0
     own_gap: float = 0.0
     bias: float = -11.5
-
-
-def feature_row(features: PointFeatures | MisconceptionFeatures) -> list[float]:
-    """The inputs as a row for fitting, in the weights' order.
-
-    >>> feature_row(MisconceptionFeatures(similarity=0.9, own_words=0.5))
-    [0.9, 0.0, -1.0, 0.5, 0.0]
-    """
-    return _inputs(features)
 
 
 class Calibration(BaseModel):

@@ -468,22 +468,20 @@ class Embedder:
         share a pass, unpadded, so a vector never depends on its batch). Rubric points use them
         for soft word matching."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._token_cache]
+        fresh: dict[str, TokenVectors] = {}
         for batch in self._unpadded_batches(missing) if missing else []:
             for text, (_, tokens, offsets) in zip(batch, self._forward(batch), strict=True):
-                with self._lock:
-                    self._token_cache[text] = TokenVectors(_unit_rows(tokens), offsets)
-                    while len(self._token_cache) > self._cache_size // 5:  # ~25 kB a text
-                        self._token_cache.popitem(last=False)
+                fresh[text] = TokenVectors(_unit_rows(tokens), offsets)
+        with self._lock:
+            self._token_cache.update(fresh)
+            found = [self._token_cache.get(t) for t in texts]  # before this call's eviction
+            while len(self._token_cache) > self._cache_size // 5:  # ~25 kB a text
+                self._token_cache.popitem(last=False)
         out = []
-        for text in texts:
-            hit = self._token_cache.get(text)
-            if hit is None:
+        for text, hit in zip(texts, found, strict=True):
+            if hit is None:  # evicted by another thread since the check above
                 _, tokens, offsets = self._forward([text])[0]
                 hit = TokenVectors(_unit_rows(tokens), offsets)
-                with self._lock:
-                    self._token_cache[text] = hit
-                    while len(self._token_cache) > self._cache_size // 5:  # ~25 kB a text
-                        self._token_cache.popitem(last=False)
             out.append(hit)
         return out
 
