@@ -96,3 +96,16 @@ def test_key_points_are_derived_from_a_free_reference() -> None:
     q = make_user_question("What do you do?", "Clip at 1.0. Use BF16.")
     assert q.id.startswith("user-") and len(q.key_points) == 2
     assert make_user_question("a", "b c").id == make_user_question("a", "b c").id  # stable ids
+
+
+def test_every_bank_question_text_resolves_to_its_own_id(bank) -> None:  # type: ignore[no-untyped-def]
+    for q in bank:
+        assert bank.by_text(q.question) is q, q.id
+        assert bank.by_text(q.question.lower().rstrip("?")) is q, q.id
+
+
+def test_a_near_exact_question_text_resolves_and_another_question_does_not(bank) -> None:  # type: ignore[no-untyped-def]
+    assert bank.by_text("Why warmup?").id == "002-07"
+    assert bank.by_text("why warm up").id == "002-07"  # one space apart
+    assert bank.by_text("Why do we use warmup and how long should it be?") is None
+    assert bank.by_text("   ") is None

@@ -49,6 +49,12 @@ def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
     assert grade["score"] >= 3
 
 
+def test_grade_by_the_exact_text_of_a_bank_question_grades_against_that_question() -> None:
+    out = run("grade", "--question", "Why warmup?", "--answer", "Adam's moments are unreliable at first.", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["question_id"] == "002-07"
+
+
 def test_grade_against_a_free_reference() -> None:
     out = run(
         "grade", "--question", "Why use a validation set?",

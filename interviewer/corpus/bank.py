@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import yaml
@@ -24,6 +25,15 @@ from interviewer.errors import BankError, QuestionNotFound
 from interviewer.settings import Settings
 
 USER_QUESTIONS_FILE = "user_questions.json"
+
+
+# A typed question this close to a bank question's text (difflib ratio, after case and
+# punctuation are dropped) is that question: a typo or a missing word, not another question.
+NEAR_TEXT = 0.9
+
+
+def _plain_text(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 @dataclass
@@ -47,6 +57,28 @@ class Bank:
             raise QuestionNotFound(
                 f"No question with id {question_id!r}. List ids with `interviewer questions`."
             ) from None
+
+    def by_text(self, text: str) -> Question | None:
+        """The question whose text this is, exactly or nearly ("why warmup" for "Why warmup?").
+
+        Case, punctuation and spacing are ignored; otherwise a text within a few edits of
+        exactly one question's (ratio >= NEAR_TEXT) resolves to it.
+        """
+        wanted = _plain_text(text)
+        if not wanted:
+            return None
+        exact = [q for q in self.questions if _plain_text(q.question) == wanted]
+        if exact:
+            return exact[0]
+        scored = sorted(
+            ((SequenceMatcher(None, wanted, _plain_text(q.question)).ratio(), q) for q in self.questions),
+            key=lambda pair: pair[0],
+            reverse=True,
+        )
+        best, runner_up = scored[0], scored[1] if len(scored) > 1 else (0.0, None)
+        if best[0] >= NEAR_TEXT and best[0] - runner_up[0] > 0.02:
+            return best[1]
+        return None
 
     def concept_of(self, question_id: str) -> str:
         """Questions without a shared concept are their own concept."""

@@ -39,7 +39,8 @@ def resolve_question(
     question: str | None = None,
     reference: str | None = None,
 ) -> Question:
-    """A bank question by id, a free question with a reference, or the bank's best match."""
+    """A bank question by id, a free question with a reference, a bank question by its (near-)exact
+    text, or the bank's best match by meaning."""
     if question_id:
         return bank.get(question_id)
     if reference is not None:
@@ -48,6 +49,9 @@ def resolve_question(
         raise BadInput(
             "Give --question-id ID, or --question TEXT (with --reference TEXT if it is not in the bank)."
         )
+    exact = bank.by_text(question)
+    if exact is not None:
+        return exact
     store = Store(settings)
     if store.count() == 0:
         store.ensure_index(bank)
