@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # One shared taxonomy across the four documents. A rubric file that names a
 # topic outside this list fails validation with the list in the message.
@@ -46,7 +46,10 @@ class KeyPoint(BaseModel):
     """One atomic thing a good answer says.
 
     `alternatives` are other accepted phrasings of the same point, e.g. for
-    "cosine decays to about 10% of peak" also "decays to zero".
+    "cosine decays to about 10% of peak" also "decays to zero". `twin` is the same
+    sentence with only its critical words set wrong ("a near-zero gradient norm is
+    usually vanishing gradients, not convergence" for "... convergence, not vanishing
+    gradients"): the grader reads which of the two an answer says.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -55,15 +58,32 @@ class KeyPoint(BaseModel):
     text: str = Field(min_length=1)
     core: bool = True
     alternatives: list[str] = Field(default_factory=list)
+    twin: str = ""
+
+    @model_validator(mode="after")
+    def _twin_differs(self):  # type: ignore[no-untyped-def]
+        if self.twin and self.twin.strip().lower() == self.text.strip().lower():
+            raise ValueError(f"twin of {self.text!r} is the same claim; set its critical words the other way")
+        return self
 
 
 class Misconception(BaseModel):
-    """A wrong claim that costs points when stated (not when negated)."""
+    """A wrong claim that costs points when stated (not when negated).
+
+    `twin` is the same sentence with only its critical words set right (a minimal pair).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=2)
     alternatives: list[str] = Field(default_factory=list)
+    twin: str = ""
+
+    @model_validator(mode="after")
+    def _twin_differs(self):  # type: ignore[no-untyped-def]
+        if self.twin and self.twin.strip().lower() == self.text.strip().lower():
+            raise ValueError(f"twin of {self.text!r} is the same claim; set its critical words the other way")
+        return self
 
 
 class NumericTarget(BaseModel):
