@@ -20,13 +20,16 @@ What is fitted, in order (nothing here sees the held-out split):
 from __future__ import annotations
 
 import json
+import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
 
-from interviewer.corpus.bank import load_bank, make_user_question
+from interviewer.corpus.bank import Bank, load_bank, make_user_question
+from interviewer.corpus.schema import Question
 from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa
 from interviewer.grading.calibration import (
     CALIBRATION_FILE,
@@ -49,6 +52,19 @@ INVARIANCE_WEIGHT = 0.1  # see the objective in main()
 PAIR_CONSISTENCY = 3.0
 INJECTION_CAPS = [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)]
 # (score floor, relevance at or above which it applies); (0, 1) is no floor
+# how strongly the polarity reader must read a point's evidence as contradicted (contradicts
+# minus states) for the point to earn nothing and its wrong twin to count as stated; 2.0 is never
+CONTRADICTED = [(v,) for v in (2.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)]
+# Twin flips (see `Calibration.point_flip`): how much closer to the twin a span must be; 9.0 is never
+POINT_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)]
+MISCONCEPTION_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)]
+# Weight of the twin-pair term in the aggregator search: over the calibration split's spoken
+# twins (evals/polarity/spoken.jsonl), each said inside an answer that also states up to three
+# of the question's other core points, the share of pairs whose right member scores higher
+# plus the share of wrong members below 2.5, halved. The expert docks such an answer to
+# about 1.5 (the minimal-pair probe's expert scores); QWK alone never sees enough of them.
+TWIN_WEIGHT = 0.2
+SPOKEN_TWINS = Path(__file__).resolve().parent / "polarity" / "spoken.jsonl"
 ATTEMPT_FLOORS = [(0.0, 1.0)] + [(0.5, r) for r in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)]
 
 
@@ -111,6 +127,38 @@ def analyse(settings: Settings, answers: list[EvalAnswer]) -> tuple[RubricGrader
     grader = RubricGrader(settings, Calibration())
     print(f"analysing {len(answers)} answers...", file=sys.stderr)
     return grader, [grader.analyze(bank.get(a.question_id), a.answer) for a in answers]
+
+
+def twin_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, str, str]]:
+    """(question, right answer, wrong answer) from the spoken twins of the calibration
+    split's questions: the claim said right or wrong, with up to three other core points."""
+    split = {a.question_id for a in answers}
+    rows = [
+        json.loads(line) for line in SPOKEN_TWINS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    spoken = {(r["question_id"], r["index"]): r for r in rows if r["kind"] == "key_point"}
+    rng = random.Random(0)
+    out = []
+    for r in rows:
+        if r["question_id"] not in split:
+            continue
+        q = bank.get(r["question_id"])
+        others = [
+            spoken[(q.id, i)]["spoken_claim"] if (q.id, i) in spoken else kp.text
+            for i, kp in enumerate(q.key_points)
+            if kp.core and not (r["kind"] == "key_point" and i == r["index"])
+        ]
+        context = rng.sample(others, min(3, len(others)))
+        at = rng.randint(0, len(context))
+        claim, twin = r["spoken_claim"], r["spoken_twin"]
+        # a key point's spoken claim is right and its twin wrong; a misconception's the reverse
+        right, wrong = (claim, twin) if r["kind"] == "key_point" else (twin, claim)
+
+        def said(s: str, context: list[str] = context, at: int = at) -> str:
+            return " ".join(c.rstrip(".") + "." for c in [*context[:at], s, *context[at:]])
+
+        out.append((q, said(right), said(wrong)))
+    return out
 
 
 def main() -> int:
@@ -204,12 +252,21 @@ def fit(
     row_of = {a.id: i for i, a in enumerate(answers)}
     pairs = [(i, row_of[a.paraphrase_of]) for i, a in enumerate(answers) if a.paraphrase_of in row_of]
 
+    twins = [(q, grader.analyze(q, r), grader.analyze(q, w)) for q, r, w in twin_answers(bank, answers)]
+    print(f"twin pairs: {len(twins)}", file=sys.stderr)
+
     def qwk(c: Calibration) -> float:
         g = RubricGrader(settings, c)
         g.embedder = grader.embedder
         scores = [g.decide(q, an).score for q, an in zip(questions, analyses, strict=True)]
         invariance = float(np.mean([abs(scores[i] - scores[j]) <= 0.5 for i, j in pairs])) if pairs else 1.0
-        return quadratic_weighted_kappa(expert, scores) + INVARIANCE_WEIGHT * invariance
+        objective = quadratic_weighted_kappa(expert, scores) + INVARIANCE_WEIGHT * invariance
+        if twins:
+            graded = [(g.decide(q, r).score, g.decide(q, w).score) for q, r, w in twins]
+            higher = float(np.mean([r > w for r, w in graded]))
+            below = float(np.mean([w < 2.5 for _, w in graded]))
+            objective += TWIN_WEIGHT * (higher + below) / 2
+        return objective
 
     # 4. coordinate search over the aggregator and the off-topic threshold
     grid: Grid = {
@@ -227,6 +284,10 @@ def fit(
             (w, lo, hi) for w in (0.0, 0.2, 0.35, 0.5) for lo in (0.2, 0.3, 0.4) for hi in (0.7, 0.8, 0.9)
         ],
         ("attempt_floor", "attempt_relevance"): ATTEMPT_FLOORS,
+        ("contradicted",): CONTRADICTED,
+        ("withdraw_stated",): [(False,), (True,)],
+        ("point_flip",): POINT_FLIPS,
+        ("misconception_flip",): MISCONCEPTION_FLIPS,
     }
     cal, score = coordinate_search(cal, grid, qwk, "aggregation", passes=4)
     # 4b. the injection cap last, on its own: it moves only the few answers that address the

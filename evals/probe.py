@@ -38,6 +38,8 @@ from interviewer.evaluation.grades import (
 from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import load_settings
 
+RIGHT_TIERS = {"strong", "model-paraphrase", "partial", "one-point", "paraphrase"}
+
 
 def probe(path: Path) -> dict[str, object]:
     settings = load_settings()
@@ -46,6 +48,7 @@ def probe(path: Path) -> dict[str, object]:
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     answers = [EvalAnswer.model_validate_json(line) for line in lines]
     diffs, labelled, flagged, false_alarms = [], 0, 0, 0
+    any_named = right_named = right_answers = 0
     scores: dict[str, float] = {}
     for a in answers:
         question = bank.get(a.question_id)
@@ -57,6 +60,10 @@ def probe(path: Path) -> dict[str, object]:
         labelled += len(wanted)
         flagged += len(wanted & said)
         false_alarms += len(said - wanted)
+        # a wrong claim named at all (a listed misconception, or a key point said the wrong way round)
+        any_named += bool(wanted) and bool(grade.misconceptions)
+        right_named += not wanted and a.tier in RIGHT_TIERS and bool(grade.misconceptions)
+        right_answers += not wanted and a.tier in RIGHT_TIERS
     return {
         "file": str(path),
         "answers": len(answers),
@@ -65,6 +72,8 @@ def probe(path: Path) -> dict[str, object]:
         "misconceptions_labelled": labelled,
         "misconceptions_flagged": flagged,
         "other_misconceptions_flagged": false_alarms,
+        "answers_with_a_labelled_misconception_naming_a_wrong_claim": any_named,
+        "right_answers_naming_a_wrong_claim": f"{right_named}/{right_answers}",
         **agreement(answers, scores),
     }
 

@@ -65,7 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     import sentence_transformers
 
+    from interviewer.models.polarity import PolarityReader
+
     sentence_transformers.SentenceTransformer.__init__ = refuse  # type: ignore[method-assign]
+    PolarityReader._load = refuse  # type: ignore[method-assign]
     try:
         import wordllama
 

@@ -50,7 +50,9 @@ def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
 
 
 def test_grade_by_the_exact_text_of_a_bank_question_grades_against_that_question() -> None:
-    out = run("grade", "--question", "Why warmup?", "--answer", "Adam's moments are unreliable at first.", "--json")
+    out = run(
+        "grade", "--question", "Why warmup?", "--answer", "Adam's moments are unreliable at first.", "--json"
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["question_id"] == "002-07"
 

@@ -49,6 +49,9 @@ def test_weak_answer_gets_a_follow_up_on_a_missed_point_and_a_complete_one_does_
     grade, follow = first(after_weak, "grade"), first(after_weak, "follow_up")
     assert follow.point in grade.missed  # type: ignore[attr-defined]
     assert follow.point not in follow.text  # type: ignore[attr-defined]  # it asks, it does not tell
+    # a reaction to the answer, then the scripted probe of the point it asks about
+    target = next(kp for kp in q.key_points if kp.text == follow.point)  # type: ignore[attr-defined]
+    assert follow.text.endswith(target.probe) and follow.text != target.probe  # type: ignore[attr-defined]
     assert follow.sources and all(s["citation"] for s in follow.sources)  # type: ignore[attr-defined]
 
     events = manager.send(sid, "/skip")  # leave the follow-up: next question
@@ -134,12 +137,31 @@ def test_hint_keeps_the_question_and_caps_the_schedule(manager: SessionManager) 
     sid, events = manager.start(OPTIONS)
     q = manager.services.bank.get(events[-1].question_id or "")
     hints = manager.send(sid, "/hint")
-    assert types(hints) == ["hint"] and "core points" in hints[0].text
+    assert types(hints) == ["hint"] and hints[0].text == q.hints[0]  # the script's ladder, weakest first
     assert manager.state(sid).awaiting == "question"
     events = manager.send(sid, q.reference)
     assert first(events, "grade").score >= 4.5  # type: ignore[attr-defined]
     assert manager.services.progress.attempts(sid)[0]["hints"] == 1
     assert manager.services.progress.history()[q.id].last_score == 2.5  # a hinted answer is not "Easy"
+
+
+def test_hints_walk_the_scripted_ladder_then_the_open_points_probes(manager: SessionManager) -> None:
+    sid, events = manager.start(OPTIONS)
+    q = manager.services.bank.get(events[-1].question_id or "")
+    said = [manager.send(sid, "/hint")[0].text for _ in range(len(q.hints) + 1)]
+    assert said[: len(q.hints)] == q.hints
+    assert said[-1] == next(kp.probe for kp in q.key_points if kp.core)
+
+
+def test_a_stated_misconception_gets_its_challenge_not_a_probe(manager: SessionManager) -> None:
+    bank = manager.services.bank
+    sid, events = manager.start(SessionOptions(source="004", questions=1, seed=7))
+    q = bank.get(events[-1].question_id or "")
+    wrong = q.rubric.misconceptions[0]
+    events = manager.send(sid, wrong.text)
+    grade, follow = first(events, "grade"), first(events, "follow_up")
+    assert wrong.text in grade.misconceptions  # type: ignore[attr-defined]
+    assert follow.text == f"Hold on a second. {wrong.challenge}"
 
 
 def test_answer_command_reveals_the_model_answer_with_sources(manager: SessionManager) -> None:
@@ -149,7 +171,10 @@ def test_answer_command_reveals_the_model_answer_with_sources(manager: SessionMa
     assert types(events) == ["reveal", "question"]
     reveal = events[0]
     assert reveal.text == q.reference
-    assert reveal.sources and all(s["citation"].startswith("004") for s in reveal.sources)  # type: ignore[attr-defined]
+    assert reveal.sources and all(  # type: ignore[attr-defined]
+        s["citation"].startswith("Deep Learning Training Interview Questions")
+        for s in reveal.sources  # type: ignore[attr-defined]
+    )
     assert manager.services.progress.attempts(sid)[0]["kind"] == "reveal"
 
 
@@ -279,7 +304,7 @@ def test_llm_failure_falls_back_to_the_template_visibly(settings, services, llm,
     assert types(events) == ["notice", "question"]
     assert reason in events[0].text and "template" in events[0].text
     q = manager.services.bank.get(events[1].question_id or "")
-    assert events[1].text == q.question and events[1].phrased_by == "template"  # type: ignore[attr-defined]
+    assert events[1].text == q.ask and events[1].phrased_by == "template"  # type: ignore[attr-defined]
 
 
 def test_llm_follow_up_streams_tokens_and_never_states_the_point(settings, services) -> None:  # type: ignore[no-untyped-def]

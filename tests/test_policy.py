@@ -8,8 +8,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fsrs import Rating, State
 
+from interviewer.corpus.bank import load_bank
 from interviewer.corpus.schema import KeyPoint, Location, Question, Rubric
-from interviewer.interview.policy import History, plan_session, priority, rating_for, review, schedule_score
+from interviewer.interview.policy import (
+    History,
+    Overlap,
+    plan_session,
+    priority,
+    rating_for,
+    review,
+    schedule_score,
+)
+from interviewer.settings import load_settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -101,3 +111,14 @@ def test_plan_never_repeats_a_concept() -> None:
 def test_plan_takes_no_more_than_asked() -> None:
     assert len(plan_session(QUESTIONS, 3, {}, CONCEPT.__getitem__, NOW, random.Random(0))) == 3
     assert plan_session([], 3, {}, CONCEPT.__getitem__, NOW, random.Random(0)) == []
+
+
+def test_a_session_never_asks_a_question_another_one_has_already_covered() -> None:
+    bank = load_bank(load_settings())
+    overlap = Overlap(list(bank))
+    assert overlap.repeats("000-19", "002-29") or bank.concept_of("000-19") == bank.concept_of("002-29")
+    assert overlap.repeats("000-04", "002-38")  # warmup and cosine, then "Decay to?"
+    assert not overlap.repeats("002-01", "004-07")
+    for seed in range(100):
+        plan = plan_session(list(bank), 20, {}, bank.concept_of, NOW, random.Random(seed), overlap.repeats)
+        assert not any(overlap.repeats(a, b) for i, a in enumerate(plan) for b in plan[i + 1 :]), seed

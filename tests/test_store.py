@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from interviewer.corpus.bank import load_bank
-from interviewer.corpus.store import Store, split_passages
+from interviewer.corpus.store import TITLES, Store, split_passages
 from interviewer.evaluation.retrieval import evaluate_retrieval, load_paraphrases
 from interviewer.settings import load_settings
 
@@ -28,7 +28,8 @@ def test_hits_carry_what_is_needed_to_cite_them(indexed_home: Path) -> None:
     assert len(hits) == 5 and hits == sorted(hits, key=lambda h: -h.score)
     for h in hits:
         assert h.source and h.end > h.start and h.text
-        assert h.source in h.citation()
+        # cited as a person cites it: the document's title, never character offsets
+        assert h.citation().startswith(TITLES.get(h.source, h.source)) and "chars" not in h.citation()
 
 
 def test_paraphrased_questions_find_the_right_question(indexed_home: Path) -> None:

@@ -15,14 +15,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from interviewer.corpus.parsers import PARSERS, ParsedQuestion
-from interviewer.corpus.schema import KeyPoint, Location, Question, Rubric, RubricEntry, RubricFile
+from interviewer.corpus.schema import (
+    KeyPoint,
+    Location,
+    Question,
+    Rubric,
+    RubricEntry,
+    RubricFile,
+    ScriptEntry,
+    ScriptFile,
+)
 from interviewer.errors import BankError, QuestionNotFound
 from interviewer.settings import Settings
+
+FileModel = TypeVar("FileModel", bound=BaseModel)
 
 USER_QUESTIONS_FILE = "user_questions.json"
 
@@ -112,15 +124,50 @@ def source_files(corpus_dir: Path) -> dict[str, Path]:
 
 
 def read_rubric_file(path: Path) -> RubricFile:
+    return _read_yaml(path, RubricFile)
+
+
+def read_script_file(path: Path) -> ScriptFile:
+    return _read_yaml(path, ScriptFile)
+
+
+def _read_yaml(path: Path, model: type[FileModel]) -> FileModel:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise BankError(f"{path}: not valid YAML: {exc}") from exc
     try:
-        return RubricFile.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise BankError(f"{path}: {problems}") from exc
+
+
+def apply_script(question: Question, entry: ScriptEntry, where: str) -> Question:
+    """The question with its interview script: `ask`, `hints`, a probe per key point and a
+    challenge per misconception. The script must name the rubric's points in its order."""
+    at = f"{where}: questions.{question.id!r}"
+    for name, lines, wanted in (
+        ("probes", [p.point for p in entry.probes], [kp.text for kp in question.key_points]),
+        (
+            "challenges",
+            [c.misconception for c in entry.challenges],
+            [m.text for m in question.rubric.misconceptions],
+        ),
+    ):
+        if len(lines) != len(wanted):
+            raise BankError(
+                f"{at}.{name}: {len(lines)} lines for {len(wanted)} in the rubric; write one each, in order"
+            )
+        for n, (got, want) in enumerate(zip(lines, wanted, strict=True)):
+            if got.strip() != want.strip():
+                raise BankError(f"{at}.{name}[{n}]: {got!r} is not the rubric's {want!r}; copy it exactly")
+    rubric = question.rubric.model_copy(update={
+        "key_points": [kp.model_copy(update={"probe": p.probe}) for kp, p in zip(question.key_points, entry.probes, strict=True)],
+        "misconceptions": [m.model_copy(update={"challenge": c.challenge})
+                           for m, c in zip(question.rubric.misconceptions, entry.challenges, strict=True)],
+    })  # fmt: skip
+    return question.model_copy(update={"ask": entry.ask, "hints": list(entry.hints), "rubric": rubric})
 
 
 _CLAUSE_SPLIT = re.compile(r"\s*(?:;|—| - |[.!?] |[.!?]$|\n|, and |, but |, while |, whereas )\s*")
@@ -190,9 +237,17 @@ def load_bundled(corpus_dir: Path) -> list[Question]:
         stray = sorted(set(entries) - ids)
         if stray:
             raise BankError(f"{rubric_path}: questions {stray} do not exist in {path.name}")
-        out.extend(
-            _build_question(doc, p, entries.get(f"{doc}-{p.number:02d}"), str(rubric_path)) for p in parsed
-        )
+        script_path = corpus_dir / "script" / f"{doc}.yaml"
+        script = read_script_file(script_path).questions if script_path.exists() else {}
+        stray = sorted(set(script) - ids)
+        if stray:
+            raise BankError(f"{script_path}: questions {stray} do not exist in {path.name}")
+        for p in parsed:
+            qid = f"{doc}-{p.number:02d}"
+            question = _build_question(doc, p, entries.get(qid), str(rubric_path))
+            if qid in script:
+                question = apply_script(question, script[qid], str(script_path))
+            out.append(question)
     return out
 
 

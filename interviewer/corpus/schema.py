@@ -58,6 +58,8 @@ class KeyPoint(BaseModel):
     text: str = Field(min_length=1)
     core: bool = True
     alternatives: list[str] = Field(default_factory=list)
+    # what the interviewer asks to draw this point out without stating it (corpus/script)
+    probe: str = ""
     twin: str = ""
 
     @model_validator(mode="after")
@@ -78,6 +80,8 @@ class Misconception(BaseModel):
     text: str = Field(min_length=2)
     alternatives: list[str] = Field(default_factory=list)
     twin: str = ""
+    # what the interviewer says when a candidate states it: a push-back, not the answer (corpus/script)
+    challenge: str = ""
 
     @model_validator(mode="after")
     def _twin_differs(self):  # type: ignore[no-untyped-def]
@@ -133,6 +137,10 @@ class Question(BaseModel):
     short_answer: str = ""
     reference: str
     rubric: Rubric
+    # how an interviewer says `question` aloud, and hints of rising strength (corpus/script;
+    # empty for user questions, which the templates ask as written)
+    ask: str = ""
+    hints: list[str] = Field(default_factory=list)
     concept: str | None = None  # questions sharing a concept are never asked twice
 
     @property
@@ -150,6 +158,8 @@ class Question(BaseModel):
             "difficulty": self.difficulty,
             "concept": self.concept,
             "question": self.question,
+            "ask": self.ask,
+            "hints": self.hints,
             "short_answer": self.short_answer,
             "reference": self.reference,
             "key_points": [kp.model_dump() for kp in self.rubric.key_points],
@@ -190,3 +200,39 @@ class RubricFile(BaseModel):
 
     source: str
     questions: dict[str, RubricEntry]
+
+
+class ProbeLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    point: str  # the key point's text, exactly as in the rubric
+    probe: str = Field(min_length=3)
+
+
+class ChallengeLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    misconception: str  # the misconception's text, exactly as in the rubric
+    challenge: str = Field(min_length=3)
+
+
+class ScriptEntry(BaseModel):
+    """One entry of a `corpus/script/<doc>.yaml` file: what the interviewer says for a question.
+
+    `probes` and `challenges` list the rubric's key points and misconceptions in its order
+    (their texts are repeated so a reader of the file sees what each line is for).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    ask: str = Field(min_length=3)
+    hints: list[str] = Field(min_length=2, max_length=3)
+    probes: list[ProbeLine]
+    challenges: list[ChallengeLine] = Field(default_factory=list)
+
+
+class ScriptFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    questions: dict[str, ScriptEntry]

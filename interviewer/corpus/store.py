@@ -60,6 +60,15 @@ class Chunk:
         }
 
 
+# The bundled documents' titles, for citations; a user document is cited by its file stem.
+TITLES = {
+    "000": "Training — Interview Topics",
+    "002": "Training Behaviors — Interview Grill",
+    "003": "Training Dynamics — 43 Questions Answered",
+    "004": "Deep Learning Training Interview Questions",
+}
+
+
 @dataclass(frozen=True)
 class Hit:
     question_id: str | None
@@ -75,8 +84,18 @@ class Hit:
         return self.__dict__.copy()
 
     def citation(self) -> str:
-        where = f"{self.source} chars {self.start}-{self.end}"
-        return f"{where}, {self.section}" if self.section else where
+        """The source as a person cites it: document title, section and item (offsets stay in
+        `to_json`).
+
+        >>> Hit("002-10", "002", "question", "Learning rate", 4970, 5472, "", 1.0).citation()
+        'Training Behaviors — Interview Grill, Learning rate, item 10'
+        """
+        parts = [TITLES.get(self.source, self.source)]
+        if self.section:
+            parts.append(self.section)
+        if self.question_id and self.question_id.startswith(f"{self.source}-"):
+            parts.append(f"item {int(self.question_id.rsplit('-', 1)[1])}")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
 from interviewer.grading.grade import AggregationParams
 
-GRADER_VERSION = "rubric-17"
+GRADER_VERSION = "rubric-18"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 REFIT = "run `python evals/calibrate.py` in a checkout to refit it"
 
@@ -52,6 +52,10 @@ class PointFeatures:
     soft_recall: float = 0.0  # BERTScore-style match of the point's tokens in the answer
     distinctiveness: float = 0.0  # see `rubric.distinctiveness`
     static_similarity: float = 0.0  # the best span's similarity under WordLlama
+    # how much closer that span is to the point than to its wrong twin (0: no twin)
+    twin_margin: float = 0.0
+    # the polarity reader on (point, that span's sentence): states minus contradicts (0: not read)
+    polarity: float = 0.0
     span: int = 0  # index of that span in `Analysis.spans` (evidence, not an input)
 
 
@@ -64,6 +68,9 @@ class MisconceptionFeatures:
     margin: float = -1.0  # how much closer that span is to the wrong claim than to the closest key point
     own_words: float = 0.0  # the misconception's own words (not the point's) said in one span
     own_gap: float = 0.0  # own words said minus the contradicted point's own words said
+    twin_margin: float = 0.0  # how much closer that span is to the wrong claim than to its corrected twin
+    # the polarity reader on (wrong claim, that span's sentence): states minus contradicts
+    polarity: float = 0.0
     span: int = 0
 
 
@@ -71,7 +78,7 @@ def feature_row(features: PointFeatures | MisconceptionFeatures) -> list[float]:
     """The inputs as a row for fitting, in the weights' order (the span is evidence, not an input).
 
     >>> feature_row(MisconceptionFeatures(similarity=0.9, own_words=0.5))
-    [0.9, 0.0, -1.0, 0.5, 0.0]
+    [0.9, 0.0, -1.0, 0.5, 0.0, 0.0, 0.0]
     """
     return [getattr(features, f.name) for f in fields(features) if f.name != "span"]
 
@@ -102,6 +109,8 @@ class PointWeights(_Weights):
     soft_recall: float = 0.0
     distinctiveness: float = 0.0
     static_similarity: float = 0.0
+    twin_margin: float = 0.0
+    polarity: float = 0.0
     bias: float = -9.0
 
 
@@ -111,6 +120,8 @@ class MisconceptionWeights(_Weights):
     margin: float = 10.0
     own_words: float = 0.0
     own_gap: float = 0.0
+    twin_margin: float = 0.0
+    polarity: float = 0.0
     bias: float = -11.5
 
 
@@ -123,6 +134,18 @@ class Calibration(BaseModel):
     covered: float = 0.6  # credit at or above -> "covered"
     partial: float = 0.3  # credit at or above -> "partial"
     polarity_penalty: float = 0.35  # similarity lost when negation differs on the same words
+    # a key point whose evidence the polarity reader reads as contradicted (states minus
+    # contradicts at or below minus this) earns nothing and its wrong twin counts as stated
+    contradicted: float = 2.0  # 2.0: never
+    # the sentence a stated misconception is quoted from earns no credit for a key point
+    # that the polarity reader does not read as stated there
+    withdraw_stated: bool = False
+    # Twin flips: a span at least POLARITY_GATE-similar to a claim that is this much closer
+    # to the claim's twin than to the claim says the twin. A key point so said earns nothing
+    # and its wrong twin counts as stated; a misconception whose span is this much closer
+    # to it than to its corrected twin counts as stated. 9.0: never.
+    point_flip: float = 9.0
+    misconception_flip: float = 9.0
     misconceptions: MisconceptionWeights = MisconceptionWeights()  # stated when sigmoid(logit) >= 0.5
     soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     # Best similarity to the rubric and to the question below this, and the answer closer to

@@ -4,6 +4,7 @@ credit; this module only words it."""
 
 from __future__ import annotations
 
+import re
 import time
 
 from interviewer.grading.grade import (
@@ -15,6 +16,9 @@ from interviewer.grading.grade import (
     NumericCheck,
     Provenance,
 )
+from interviewer.grading.text import content_stems
+
+QUOTE_WORDS = 16  # the longest quote of the candidate's own words in the feedback
 
 
 def build_grade(
@@ -26,15 +30,17 @@ def build_grade(
     provenance: Provenance,
     t0: float,
     injection_cap: float = 5.0,
+    reference: str = "",
 ) -> Grade:
-    """The Grade with its feedback, follow-up point and latency (shared by every grader)."""
+    """The Grade with its feedback, follow-up point and latency (shared by every grader).
+    `reference` is the question's reference answer: the feedback says what was missed in its words."""
     return Grade(
         score=score,
         key_points=results,
         misconceptions=stated,
         numeric=numeric,
         flags=flags,
-        feedback=write_feedback(results, stated, numeric, flags, injection_cap),
+        feedback=write_feedback(results, stated, numeric, flags, injection_cap, reference),
         follow_up=pick_follow_up(results),
         grader=provenance,
         latency_ms=round((time.perf_counter() - t0) * 1000, 2),
@@ -49,14 +55,37 @@ def pick_follow_up(results: list[KeyPointResult]) -> str | None:
     return min(open_points, key=lambda r: r.confidence).text
 
 
+def _quote(text: str) -> str:
+    words = text.strip().rstrip(".,;:").split()
+    return " ".join(words[:QUOTE_WORDS]) + (" …" if len(words) > QUOTE_WORDS else "")
+
+
+def reference_sentence(reference: str, point: str) -> str:
+    """The sentence of the reference answer that says most of `point` ("" when none shares a word).
+
+    >>> reference_sentence("Warm up first. Then clip the gradient norm at 1.0.", "clip gradient norms")
+    'Then clip the gradient norm at 1.0.'
+    """
+    wanted = set(content_stems(point))
+    best, share = "", 0.0
+    for sentence in re.split(r"(?<=[.!?])\s+", reference.strip()):
+        got = len(wanted & set(content_stems(sentence))) / max(len(wanted), 1)
+        if got > share:
+            best, share = sentence.strip(), got
+    return best
+
+
 def write_feedback(
     results: list[KeyPointResult],
     stated: list[MisconceptionResult],
     numeric: NumericCheck | None,
     flags: list[str],
     injection_cap: float = 5.0,
+    reference: str = "",
 ) -> str:
-    """Two or three plain sentences: what was good, what is missing."""
+    """A short debrief in sentences: what the answer got right (in its own words), what it
+    missed (in the reference answer's words, which say why it matters), and the wrong claim
+    set right. The rubric texts are the grade's evidence panel, not this prose."""
     if "empty" in flags or "no-answer" in flags:
         return "No answer to grade. Try saying what you do know — partial answers earn partial credit."
     if "not-english" in flags:
@@ -66,17 +95,43 @@ def write_feedback(
     if "off-topic" in flags:
         return "The answer does not address this question. Re-read it and answer what it asks."
     parts = []
-    covered = [r.text for r in results if r.status == "covered"]
-    missing = [r.text for r in results if r.core and r.status == "missed"]
-    partial = [r.text for r in results if r.status == "partial"]
+    covered = [r for r in results if r.status == "covered"]
+    core = [r for r in results if r.core]
+    missed = [r for r in core if r.status == "missed"]
+    partial = [r for r in results if r.status == "partial"]
     if covered:
-        parts.append("Good: " + "; ".join(covered[:3]) + ".")
+        quote = _quote(covered[0].evidence)
+        said = f", for instance when you said “{quote}”" if quote else ""
+        n_core = sum(r.core for r in covered)
+        parts.append(
+            f"You got {n_core} of the {len(core)} core points{said}."
+            if n_core
+            else f"You made a good supporting point{said}."
+        )
     if partial:
-        parts.append("Only touched on: " + "; ".join(partial[:2]) + ".")
-    if missing:
-        parts.append("Missing: " + "; ".join(missing[:3]) + ".")
-    if stated:
-        parts.append("Wrong: " + "; ".join(m.text for m in stated) + ".")
+        parts.append(
+            "You came close on "
+            + ("one more point" if len(partial) == 1 else f"{len(partial)} more points")
+            + " without saying it outright."
+        )
+    if missed:
+        why = [reference_sentence(reference, r.text) for r in missed[:2]] if reference else []
+        why = [w for n, w in enumerate(why) if w and w not in why[:n]]
+        if why:
+            parts.append("What was missing: " + " ".join(why))
+        else:
+            parts.append(
+                "It missed " + ("one core point" if len(missed) == 1 else f"{len(missed)} core points")
+                + "; the points below say which."
+            )  # fmt: skip
+    for m in stated[:2]:
+        quote = m.evidence.strip().rstrip(".")
+        said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
+        parts.append(
+            f"{said}, but {m.correction.rstrip('.')}."
+            if m.correction
+            else f"{said}: that is wrong ({m.text})."
+        )
     if numeric is not None and numeric.verdict != "correct":
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
@@ -91,4 +146,4 @@ def write_feedback(
             f"; an answer that contains them scores at most {injection_cap:g}" if injection_cap < 5 else ""
         )
         parts.append(f"Instructions addressed to the grader were ignored{capped}.")
-    return " ".join(parts) or "Complete answer."
+    return " ".join(parts) or "A complete answer."

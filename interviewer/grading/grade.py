@@ -30,6 +30,7 @@ class KeyPointResult(BaseModel):
 class MisconceptionResult(BaseModel):
     text: str
     evidence: str  # the answer's sentence that states it
+    correction: str = ""  # the right claim, when the rubric holds it (a twin, or the point contradicted)
 
 
 class NumericCheck(BaseModel):

@@ -230,8 +230,9 @@ class LLMGrader:
         params = self.fallback.calibration.for_question(question)[0]
         score = aggregate(results, stated, numeric, params, flags=flags)
         return build_grade(
-            score, results, stated, numeric, flags, self._provenance(), t0, injection_cap=params.injection_cap
-        )
+            score, results, stated, numeric, flags, self._provenance(), t0,
+            injection_cap=params.injection_cap, reference=question.reference,
+        )  # fmt: skip
 
     def _provenance(self, fallback: str | None = None) -> Provenance:
         return Provenance(

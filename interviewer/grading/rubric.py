@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,8 @@ from interviewer.grading.text import (
     word_stems,
     words,
 )
-from interviewer.models.embeddings import embedder_for, unit
+from interviewer.models.embeddings import cpu_has_native_bf16, embedder_for, unit
+from interviewer.models.polarity import PolarityReader, polarity_reader
 from interviewer.models.word_vectors import word_vectors
 from interviewer.settings import Settings
 
@@ -86,6 +87,13 @@ WRONG_NUMBER_CREDIT = 0.25
 # answers rejects anything).
 REJECTION_TIE = 0.05
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
+# The polarity reader reads a claim against its best span's sentence only when that span is
+# at least this close to the claim (MiniLM cosine): a far sentence states neither, and each
+# read pair costs a cross-encoder pass.
+POLARITY_GATE = 0.4
+# At most this many (claim, sentence) pairs per grade, the closest first: four cost about 18 ms
+# in bfloat16 on two cores, ten 43 ms, and the grade's budget is 60 ms at p95.
+MAX_READS = 4  # pairs: a claim with a twin takes two (claim and twin against the sentence)
 
 
 EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
@@ -226,6 +234,22 @@ def rejections(
     return rejected(kp_groups, kp_sims, mc_sims), rejected(mc_groups, mc_sims, kp_sims)
 
 
+# (kind "point" | "misconception", index, claim, its twin or "", the span's sentence, similarity)
+ToRead = tuple[str, int, str, str, str, float]
+
+
+def _bfloat16(settings: Settings) -> bool:
+    """The embedding model's precision rule, for the polarity reader too."""
+    return settings.embedding_precision == "bfloat16" or (
+        settings.embedding_precision == "auto" and cpu_has_native_bf16()
+    )
+
+
+def _inside_any(span: str, others: list[str]) -> bool:
+    """The span lies inside one of `others` or holds one (the same sentence or a part of it)."""
+    return any(span in other or other in span for other in others if other)
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -238,6 +262,8 @@ class RubricGrader:
         self.calibration = calibration or load_calibration()
         self.embedder = embedder_for(settings)
         self.words = word_vectors()
+        reader = polarity_reader(threads=settings.embedding_threads, bfloat16=_bfloat16(settings))
+        self.polarity: PolarityReader | None = reader if reader.available else None
         self._idf: IDF | None = None
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
@@ -296,6 +322,45 @@ class RubricGrader:
         if static_vecs is None:
             return contextual, None
         return contextual, best_phrasing(static_vecs @ self._static_phrasings(flat).T - penalty)
+
+    def _read_polarity(
+        self,
+        to_read: list[ToRead],
+        key_points: list[PointFeatures],
+        misconceptions: list[MisconceptionFeatures],
+    ) -> None:
+        """Set each read claim's `polarity`: how much more the polarity reader reads its sentence
+        as stating the claim than as stating its twin (or, with no twin, as stating than as
+        contradicting it). Comparing with the twin cancels what the two share: a sentence that
+        says three things reads as "contradicts" for any one of them about as much as for its
+        twin. The closest claims first, MAX_READS pairs in all."""
+        assert self.polarity is not None
+        chosen, pairs = [], 0
+        for item in sorted(to_read, key=lambda r: -r[5]):
+            need = 2 if item[3] else 1
+            if pairs + need > MAX_READS:
+                continue
+            chosen.append(item)
+            pairs += need
+        batch = [(claim, sentence) for _, _, claim, twin, sentence, _ in chosen]
+        batch += [(twin, sentence) for _, _, _, twin, sentence, _ in chosen if twin]
+        readings = self.polarity.read(batch)
+        twins = iter(readings[len(chosen) :])
+        for (kind, n, _, twin, _, _), reading in zip(chosen, readings, strict=False):
+            lean = reading.states - next(twins).states if twin else reading.lean
+            if kind == "point":
+                key_points[n] = replace(key_points[n], polarity=lean)
+            else:
+                misconceptions[n] = replace(misconceptions[n], polarity=lean)
+
+    def _twin_similarity(self, twins: list[str], spans: list[Span], span_vecs: np.ndarray) -> np.ndarray:
+        """(claims, spans): each span's similarity to the claim's twin (NaN for a claim with none)."""
+        out = np.full((len(twins), len(spans)), np.nan, dtype=np.float32)
+        have = [n for n, t in enumerate(twins) if t]
+        if have:
+            sims, _ = self._similarity([[twins[n]] for n in have], spans, span_vecs)
+            out[have] = sims
+        return out
 
     def _rejections(
         self, spans: list[Span], kp_groups: list[list[str]], mc_groups: list[list[str]], span_vecs: np.ndarray
@@ -372,6 +437,8 @@ class RubricGrader:
         `latency_ms` is the grade's own work, not a first call's loading (15-20 s here)."""
         if self._references is None:
             _ = self.embedder.model, self.words.model, self.idf
+            if self.polarity is not None:
+                self.polarity.read([("warm-up", "warm-up")])
             self._reference_vectors()
 
     def _numeric_point(self, question: Question) -> int | None:
@@ -516,6 +583,14 @@ class RubricGrader:
         distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
         sentences = [j for j, s in enumerate(spans) if s.level == "sentence"]
         all_tokens = np.concatenate(sentence_tokens) if sentence_tokens else np.zeros((0, 1), np.float32)
+        sentence_spans = [s for s in spans if s.level == "sentence"]
+        sentence_text = [
+            sentence_spans[n].text if n is not None else spans[j].text
+            for j, n in enumerate(sentence_of(spans, sentence_spans))
+        ]
+        kp_twins = self._twin_similarity([kp.twin for kp in rubric.key_points], spans, span_vecs)
+        mc_twins = self._twin_similarity([m.twin for m in rubric.misconceptions], spans, span_vecs)
+        to_read: list[ToRead] = []  # the claims the polarity reader reads
         key_points = []
         for k, (row, group) in enumerate(zip(kp_sims, kp_groups, strict=True)):
             i = int(row.argmax())
@@ -532,6 +607,10 @@ class RubricGrader:
                 tokens = np.concatenate([sentence_tokens[n] for n in kept]) if kept else all_tokens[:0]
             lex = self._overlap(group, stems, question_stems)
             soft = self._soft_recall(group, tokens, question_stems)
+            if row[i] >= POLARITY_GATE:
+                to_read.append(
+                    ("point", k, group[0], rubric.key_points[k].twin, sentence_text[i], float(row[i]))
+                )
             key_points.append(
                 PointFeatures(
                     similarity=float(row[i]),
@@ -540,6 +619,7 @@ class RubricGrader:
                     soft_recall=soft,
                     distinctiveness=float(distinct[k]),
                     static_similarity=float(kp_static[k].max()),
+                    twin_margin=float(row[i] - kp_twins[k, i]) if np.isfinite(kp_twins[k, i]) else 0.0,
                     span=i,
                 )
             )
@@ -547,10 +627,6 @@ class RubricGrader:
         span_stems = [set(content_stems(clean(s.text))) for s in spans]
         point_stems = [set().union(*(content_stems(clean(p)) for p in g)) for g in kp_groups]
         asked = asking_spans(spans)
-        sentence_spans = [s for s in spans if s.level == "sentence"]
-        sentence_text = [
-            sentence_spans[n].text if n is not None else "" for n in sentence_of(spans, sentence_spans)
-        ]
         for m, (row, group) in enumerate(zip(mc_sims, mc_groups, strict=True)):
             # a claim rejected where it is said ("a common myth is that ...") is not stated there,
             # nor is one only asked about ("is it true that ...?")
@@ -561,7 +637,8 @@ class RubricGrader:
             i = stated_in[int(row[stated_in].argmax())]
             sim = float(row[i])
             said = spans[i].text
-            if not (numbers_agree(group, said) and identifiers_agree(group, said, sentence_text[i])):
+            sentence = sentence_text[i] if spans[i].level != "sentence" else ""
+            if not (numbers_agree(group, said) and identifiers_agree(group, said, sentence)):
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
             # margin: how much closer the span is to the wrong claim than to any right one
             margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
@@ -578,11 +655,19 @@ class RubricGrader:
                 [spans[j] for j in stated_in],
                 [span_stems[j] for j in stated_in],
             )
+            twin_margin = sim - float(mc_twins[m, i]) if sim > 0 and np.isfinite(mc_twins[m, i]) else 0.0
+            if sim >= POLARITY_GATE:
+                to_read.append(
+                    ("misconception", m, group[0], rubric.misconceptions[m].twin, sentence_text[i], sim)
+                )
             misconceptions.append(
                 MisconceptionFeatures(
-                    similarity=sim, overlap=lex, margin=margin, own_words=own, own_gap=gap, span=i
+                    similarity=sim, overlap=lex, margin=margin, own_words=own, own_gap=gap,
+                    twin_margin=twin_margin, span=i,
                 )
-            )
+            )  # fmt: skip
+        if to_read and self.polarity is not None:
+            self._read_polarity(to_read, key_points, misconceptions)
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -602,7 +687,18 @@ class RubricGrader:
         flags = list(a.flags)
         if set(flags) & EMPTY_FLAGS:
             return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
+        stated = []
+        mass = 0.0
+        for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
+            p = _sigmoid(c.misconceptions.logit(mf))
+            if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
+                p = 1.0  # the span says the wrong claim, not its corrected twin
+            mass += p if c.soft_misconceptions else float(p >= 0.5)
+            if p >= 0.5:
+                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
         results = []
+        contradicted: list[MisconceptionResult] = []
+        wrong_spans = [m.evidence for m in stated]
         numeric_idx = self._numeric_point(question)
         # A free reference has no numeric target: its points' own numbers are checked instead.
         derived = question.rubric.derived
@@ -616,6 +712,19 @@ class RubricGrader:
                 correct = a.numeric.verdict == "correct"
                 credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
                 evidence = a.numeric.found_text if correct else evidence
+            elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
+                # the sentence that states a wrong claim is no evidence for the point it contradicts
+                credit = 0.0
+            elif features.similarity >= POLARITY_GATE and (
+                features.polarity <= -c.contradicted or features.twin_margin <= -c.point_flip
+            ):
+                # the sentence says the point the wrong way round: no credit, and the wrong claim is named
+                credit = 0.0
+                contradicted.append(
+                    MisconceptionResult(
+                        text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
+                    )
+                )
             status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
             results.append(
                 KeyPointResult(
@@ -626,13 +735,13 @@ class RubricGrader:
                     confidence=round(credit, 4),
                 )
             )
-        stated = []
-        mass = 0.0
-        for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
-            p = _sigmoid(c.misconceptions.logit(mf))
-            mass += p if c.soft_misconceptions else float(p >= 0.5)
-            if p >= 0.5:
-                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span]))
+        # a contradicted point's wrong twin is a wrong claim too, unless the same sentence is already named
+        named = {s.evidence for s in stated}
+        for wrong in contradicted:
+            if wrong.evidence not in named:
+                stated.append(wrong)
+                mass += 1.0
+                named.add(wrong.evidence)
         relevance = max([kp.similarity for kp in a.key_points] + [a.holistic, a.asked])
         says_a_point = max(kp.overlap for kp in a.key_points) >= ON_TOPIC_OVERLAP
         if (
@@ -654,9 +763,9 @@ class RubricGrader:
         """Every text of a question the grader embeds: reference, question, points, misconceptions."""
         texts = [question.reference, question.question]
         for kp in question.key_points:
-            texts += [kp.text, *kp.alternatives]
+            texts += [kp.text, *kp.alternatives, *([kp.twin] if kp.twin else [])]
         for m in question.rubric.misconceptions:
-            texts += [m.text, *m.alternatives]
+            texts += [m.text, *m.alternatives, *([m.twin] if m.twin else [])]
         return texts
 
     @staticmethod
@@ -753,5 +862,5 @@ class RubricGrader:
             score, flags = floored, [*flags, ATTEMPT_FLAG]
         return build_grade(
             score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
-            injection_cap=params.injection_cap,
+            injection_cap=params.injection_cap, reference=question.reference,
         )  # fmt: skip

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from interviewer.corpus.bank import Bank, load_bank
 from interviewer.corpus.store import Store
 from interviewer.grading import Grader, make_grader
+from interviewer.interview.policy import Overlap
 from interviewer.interview.progress import ProgressStore
 from interviewer.llm import LLMBackend, make_backend
 from interviewer.settings import Settings
@@ -58,6 +59,7 @@ class Services:
         self._llms: dict[str, LLMBackend] = dict(llms or {})
         self._speech = speech
         self.now = now
+        self._overlap: Overlap | None = None
         self._lock = threading.RLock()
 
     @property
@@ -66,6 +68,14 @@ class Services:
             if self._bank is None:
                 self._bank = load_bank(self.settings)
             return self._bank
+
+    @property
+    def overlap(self) -> Overlap:
+        """Which bank questions repeat each other (built once, for planning)."""
+        with self._lock:
+            if self._overlap is None:
+                self._overlap = Overlap(list(self.bank))
+            return self._overlap
 
     @property
     def store(self) -> Store:

@@ -40,11 +40,13 @@ from interviewer.interview.context import Context, Services
 from interviewer.interview.phrasing import (
     MAX_FOLLOW_UP_CHARS,
     Phrasing,
+    challenge_line,
     follow_up_request,
     grounding,
     hint_text,
     phrase,
     question_request,
+    reaction,
     summary_event,
     template_follow_up,
     template_question,
@@ -98,14 +100,14 @@ def _opts(state: State) -> dict[str, Any]:
 
 
 def _phrase(runtime: Ctx, backend: str, request: str, fallback: str, of: str, qid: str, sid: str,
-            *, max_chars: int, secret: str | None = None) -> Phrasing:  # fmt: skip
+            *, max_chars: int, secret: str | None = None, question: str = "") -> Phrasing:  # fmt: skip
     writer = get_stream_writer()
 
     def on_token(piece: str) -> None:
         writer(TokenEvent(sid, qid, piece, of=of).to_json())
 
     return phrase(_services(runtime), backend, request, fallback, max_chars=max_chars, secret=secret,
-                  on_token=on_token)  # fmt: skip
+                  question=question, on_token=on_token)  # fmt: skip
 
 
 def _sources(hits: list[Hit]) -> list[dict[str, str]]:
@@ -124,7 +126,7 @@ def plan(state: State, runtime: Ctx) -> dict[str, Any]:
     bank = services.bank
     candidates = bank.filter(opts["topics"] or None, opts["difficulty"], opts["source"])
     ids = plan_session(candidates, opts["questions"], services.progress.history(), bank.concept_of,
-                       services.now(), random.Random(opts["seed"]))  # fmt: skip
+                       services.now(), random.Random(opts["seed"]), services.overlap.repeats)  # fmt: skip
     events = []
     if len(ids) < opts["questions"]:
         text = prompts.NOTICE_FEWER.format(found=len(ids))
@@ -243,6 +245,8 @@ def record(state: State, runtime: Ctx) -> dict[str, Any]:
 
 
 def follow_up(state: State, runtime: Ctx) -> dict[str, Any]:
+    """React to the answer in one sentence, then push back on a stated wrong claim (first
+    follow-up only) or probe the weakest missed core point without stating it."""
     q, sid, turn = _question(state, runtime), state.session_id, state.turn
     assert turn is not None
     target = next_target(turn)
@@ -250,14 +254,17 @@ def follow_up(state: State, runtime: Ctx) -> dict[str, Any]:
     point = q.key_points[target].text
     hits = grounding(_services(runtime).store, point, q)
     answer = (state.pending or {}).get("text", "")
-    request = follow_up_request(q, answer, point, [h.text for h in hits])
-    fallback = template_follow_up(point, q, turn["follow_ups"] + 1)
+    number = turn["follow_ups"] + 1
+    stated = turn["misconceptions"] if number == 1 else []
+    line = challenge_line(q, stated[0]) if stated else template_follow_up(q, target, number)
+    fallback = f"{reaction(turn['points'] or [], stated)} {line}" if number == 1 else line
+    request = follow_up_request(q, answer, point, [h.text for h in hits], line)
     phrasing = _phrase(runtime, _opts(state)["backend"], request, fallback, "follow_up", q.id, sid,
-                       max_chars=MAX_FOLLOW_UP_CHARS, secret=point)  # fmt: skip
-    event = FollowUpEvent(sid, q.id, phrasing.text, point=point, number=turn["follow_ups"] + 1,
+                       max_chars=MAX_FOLLOW_UP_CHARS, secret=point, question=q.question)  # fmt: skip
+    event = FollowUpEvent(sid, q.id, phrasing.text, point=point, number=number,
                           sources=_sources(hits), phrased_by=phrasing.phrased_by)  # fmt: skip
     turn = {**turn, "target": target, "targeted": [*turn["targeted"], target], "prompt_hints": 0,
-            "follow_ups": turn["follow_ups"] + 1, "prompt": event.to_json(),
+            "follow_ups": number, "prompt": event.to_json(),
             "asked_at": _services(runtime).now().isoformat()}  # fmt: skip
     return {"turn": turn, "events": [*_notices(phrasing, sid, q.id), event.to_json()]}
 
@@ -265,7 +272,7 @@ def follow_up(state: State, runtime: Ctx) -> dict[str, Any]:
 def hint(state: State, runtime: Ctx) -> dict[str, Any]:
     q, turn = _question(state, runtime), state.turn
     assert turn is not None
-    text = hint_text(q, turn["points"], turn["prompt_hints"], turn["target"])
+    text = hint_text(q, turn["points"], turn["hints"], turn["targeted"])
     before = turn["hints_before_answer"] + (1 if turn["points"] is None else 0)
     turn = {**turn, "hints": turn["hints"] + 1, "prompt_hints": turn["prompt_hints"] + 1,
             "hints_before_answer": before}  # fmt: skip

@@ -13,7 +13,6 @@ This module does not grade, retrieve passages or touch the graph state.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
+from interviewer.grading.text import IDF, content_stems
 from interviewer.interview import prompts
 from interviewer.interview.state import PointState, QuestionResult, SummaryEvent
 from interviewer.llm import LLMBackend
@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_FOLLOW_UP_CHARS = 400
+# The most of a key point a line may say: the IDF-weighted share of its content words, its
+# question's words left out (`leak_score`). The script is held to it (tests/test_script.py),
+# and so is an LLM's wording of a follow-up.
+LEAK_BOUND = 0.25
+
+
+def leak_score(idf: IDF, secret: str, line: str, question: str) -> float:
+    """How much of `secret` the `line` says (0-1; the words of `question` do not count)."""
+    return idf.recall(secret, set(content_stems(line)), set(content_stems(question)))
 
 
 @dataclass(frozen=True)
@@ -41,80 +50,71 @@ class Phrasing:
     notice: str | None = None  # why the LLM's words were not used
 
 
-def stem(text: str, share: float = 0.4, known: str = "") -> str:
-    """The first words of a key point: enough to name it, not enough to give it away.
-
-    At least two words stay hidden, and the stem stops before any number the
-    question (`known`) does not already state; points of two words or fewer get no stem.
-
-    >>> stem("Delayed scaling sets the scale from an amax history of previous steps")
-    'Delayed scaling sets the scale'
-    >>> stem("128 filters give 73,728 weights, plus 128 biases", known="to 128 output channels")
-    '128 filters give'
-    """
-    words = text.split()
-    if len(words) <= 2:
-        return ""
-    keep = max(1, min(len(words) - 2, math.ceil(len(words) * share)))
-    given = set(re.findall(r"\d[\d,.]*", known))
-    for i, word in enumerate(words[:keep]):
-        if any(n.rstrip(",.") not in given for n in re.findall(r"\d[\d,.]*", word)):
-            keep = i
-            break
-    cue = " ".join(words[:keep]).rstrip(",;:—-")
-    # A stem of function words only ("this is") names nothing: better no stem at all.
-    if not any(w.lower().strip(",.;:") not in _FUNCTION_WORDS for w in cue.split()):
-        return ""
-    return cue
-
-
-_FUNCTION_WORDS = frozenset(
-    "a an the this that these those it its is are was were be to of in on for and or but so as at by "
-    "with from you your we they it's there here what which when how why".split()
-)
-
-
 def template_question(question: Question) -> str:
-    return prompts.QUESTION.format(question=question.question)
+    """The question as the interviewer says it: the script's `ask`, else its own words."""
+    return question.ask or prompts.QUESTION.format(question=question.question)
 
 
-def template_follow_up(point: str, question: Question, number: int = 1) -> str:
-    """The rubric backend's follow-up: the missed point's first words, to be completed."""
-    cue = stem(point, known=question.question)
-    if not cue:
-        return prompts.FOLLOW_UP_NO_STEM
-    return (prompts.FOLLOW_UP if number == 1 else prompts.FOLLOW_UP_NEXT).format(stem=cue)
+def reaction(points: list[PointState], stated: list[dict[str, str]]) -> str:
+    """One short sentence on the answer before a follow-up: the first point it covered,
+    or a pause when it stated a wrong claim (the challenge follows).
 
-
-def hint_text(
-    question: Question, points: list[PointState] | None, hints_given: int, target: int | None
-) -> str:
-    """The next hint: the stem of the next core point not yet covered, or more of the follow-up's point.
-
-    `points` is the running result (None before the first answer); `target`
-    the key point a pending follow-up asks about; `hints_given` counts this prompt's hints.
+    >>> reaction([{"text": "a bad batch of data", "core": True, "status": "covered"}], [])
+    "You're right about one thing: a bad batch of data."
     """
-    if target is not None:
-        cue = stem(question.key_points[target].text, share=0.7, known=question.question)
-        return prompts.HINT_FOLLOW_UP.format(stem=cue) if cue and hints_given == 0 else prompts.HINT_NONE
-    open_points = [kp for i, kp in enumerate(question.key_points)
-                   if kp.core and (points is None or points[i]["status"] != "covered")]  # fmt: skip
-    if hints_given >= len(open_points):
-        return prompts.HINT_NONE
-    cue = stem(open_points[hints_given].text, known=question.question)
-    if not cue:
-        return prompts.HINT_NONE if hints_given else prompts.HINT_COUNT.format(n_core=len(open_points))
-    if hints_given == 0:
-        n_core = sum(kp.core for kp in question.key_points)
-        return prompts.HINT_FIRST.format(n_core=n_core, stem=cue)
-    return prompts.HINT_NEXT.format(stem=cue)
+    if stated:
+        return prompts.REACT_WRONG
+    covered = [p["text"] for p in points if p["status"] == "covered"]
+    if not covered:
+        return prompts.REACT_NOTHING
+    point = covered[0].rstrip(".")
+    return prompts.REACT_COVERED.format(point=point[0].lower() + point[1:] if point[1:2].islower() else point)
+
+
+def challenge_line(question: Question, stated: dict[str, str]) -> str:
+    """The push-back for one stated wrong claim: its scripted `challenge`, else a question
+    about the candidate's own sentence."""
+    for m in question.rubric.misconceptions:
+        if m.text == stated.get("text") and m.challenge:
+            return m.challenge
+    quote = " ".join((stated.get("evidence") or "").split()[:25]).rstrip(".,;")
+    return prompts.CHALLENGE.format(quote=quote) if quote else prompts.FOLLOW_UP_OPEN
+
+
+def template_follow_up(question: Question, target: int, number: int = 1) -> str:
+    """The probe for the key point `target` (never its words); open questions without a script."""
+    probe = question.key_points[target].probe
+    if probe:
+        return probe
+    return prompts.FOLLOW_UP_OPEN if number == 1 else prompts.FOLLOW_UP_OPEN_NEXT
+
+
+def hint_text(question: Question, points: list[PointState] | None, given: int, asked: list[int]) -> str:
+    """The next hint on the question's ladder: its scripted `hints`, then the probes of the
+    open core points not yet asked (`asked`), then none. `given` counts hints so far.
+    A question without a script gets the number of core points, then an open nudge."""
+    open_probes = [
+        kp.probe
+        for i, kp in enumerate(question.key_points)
+        if kp.core and kp.probe and i not in asked and (points is None or points[i]["status"] != "covered")
+    ]
+    if question.hints:
+        ladder = [*question.hints, *open_probes]
+    else:
+        ladder = [
+            prompts.HINT_COUNT.format(n_core=sum(kp.core for kp in question.key_points)),
+            prompts.HINT_OPEN,
+        ]
+    return ladder[given] if given < len(ladder) else prompts.HINT_NONE
 
 
 def _normal(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def junk_reason(text: str, max_chars: int, secret: str | None = None) -> str | None:
+def junk_reason(
+    text: str, max_chars: int, secret: str | None = None, leak: Callable[[str], float] | None = None
+) -> str | None:
     """Why an LLM's wording cannot be asked, or None when it can.
 
     >>> junk_reason("Why warm up?", 100), junk_reason("", 100), junk_reason("Warm up.", 100)
@@ -128,6 +128,8 @@ def junk_reason(text: str, max_chars: int, secret: str | None = None) -> str | N
         return "no question mark"
     if secret and len(secret.split()) >= 3 and _normal(secret) in _normal(text):
         return "it states the missed point"
+    if leak is not None and (score := leak(text)) > LEAK_BOUND:
+        return f"it gives the missed point away (leak {score:.2f} > {LEAK_BOUND})"
     return None
 
 
@@ -146,6 +148,7 @@ def phrase_with_llm(
     *,
     max_chars: int,
     secret: str | None = None,
+    leak: Callable[[str], float] | None = None,
     on_token: Callable[[str], None] | None = None,
 ) -> Phrasing:
     """Ask the LLM to word something; the template `fallback` (announced) when that fails."""
@@ -168,7 +171,7 @@ def phrase_with_llm(
         failure: str | None = str(exc).split(". ")[0][:160] or exc.__class__.__name__
     else:
         text = _clean(reply)
-        failure = junk_reason(text, max_chars, secret)
+        failure = junk_reason(text, max_chars, secret, leak)
         if failure is None:
             return Phrasing(text, "llm")
     notice = prompts.NOTICE_LLM_FALLBACK.format(backend=backend.name, reason=failure)
@@ -183,9 +186,12 @@ def phrase(
     *,
     max_chars: int,
     secret: str | None = None,
+    question: str = "",
     on_token: Callable[[str], None] | None = None,
 ) -> Phrasing:
-    """The session backend's LLM wording, or the template (announced when an LLM was expected)."""
+    """The session backend's LLM wording, or the template (announced when an LLM was expected).
+    With a `secret`, a reply whose leak score against it (`question`'s words aside) passes
+    LEAK_BOUND is not used."""
     try:
         llm = services.llm(backend)
     except InterviewerError as exc:
@@ -194,7 +200,20 @@ def phrase(
         return Phrasing(fallback, "template", notice)
     if llm is None:
         return Phrasing(fallback, "template")
-    return phrase_with_llm(llm, request, fallback, max_chars=max_chars, secret=secret, on_token=on_token)
+    idf = services.overlap.idf
+
+    def leak(text: str) -> float:
+        return leak_score(idf, secret or "", text, question)
+
+    return phrase_with_llm(
+        llm,
+        request,
+        fallback,
+        max_chars=max_chars,
+        secret=secret,
+        leak=leak if secret else None,
+        on_token=on_token,
+    )
 
 
 def grounding(store: Store, text: str, question: Question, *, without: str = "") -> list[Hit]:
@@ -207,16 +226,20 @@ def grounding(store: Store, text: str, question: Question, *, without: str = "")
 
 def question_request(question: Question, number: int, total: int) -> tuple[str, int]:
     """The LLM request for asking `question`, and the longest acceptable reply."""
-    request = prompts.PHRASE_QUESTION.format(
-        number=number, total=total, topic=question.topic, question=question.question
-    )
-    return request, max(400, 2 * len(question.question))
+    said = question.ask or question.question  # the script's wording is the anchor
+    request = prompts.PHRASE_QUESTION.format(number=number, total=total, topic=question.topic, question=said)
+    return request, max(400, 2 * len(said))
 
 
-def follow_up_request(question: Question, answer: str, point: str, passages: list[str]) -> str:
+def follow_up_request(question: Question, answer: str, point: str, passages: list[str], line: str) -> str:
+    """The LLM request for a follow-up, anchored on the script's `line` (probe or challenge)."""
     quoted = "\n\n".join(f"[{i}] {p[:800]}" for i, p in enumerate(passages, 1)) or "(none)"
     return prompts.PHRASE_FOLLOW_UP.format(
-        question=question.question, answer=answer[:2000] or "(no answer)", point=point, passages=quoted
+        question=question.question,
+        answer=answer[:2000] or "(no answer)",
+        point=point,
+        passages=quoted,
+        line=line,
     )
 
 

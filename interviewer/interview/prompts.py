@@ -11,18 +11,22 @@ from __future__ import annotations
 
 QUESTION = "{question}"
 
-# `{stem}` is the start of the missed key point, cut before its substance.
-FOLLOW_UP = (
-    "Follow-up: your answer did not get to one core point. It starts “{stem} …” — "
-    "how does it go on, and why does it matter here?"
-)
-FOLLOW_UP_NEXT = "One more: another core point starts “{stem} …” — can you complete it, and say why it holds?"
-FOLLOW_UP_NO_STEM = "Follow-up: one core point is missing from your answer. What else would you add, and why?"
+# Bank questions carry an interview script (corpus/script): `ask`, a probe per key point,
+# a challenge per misconception and a ladder of hints. The lines here react to an answer
+# and stand in where a user's own question has no script; none of them quotes a key point.
 
-HINT_FIRST = "Hint: a complete answer covers {n_core} core points. One of them starts “{stem} …”."
-HINT_COUNT = "Hint: a complete answer covers {n_core} core points; name each one explicitly."
-HINT_NEXT = "Hint: another point starts “{stem} …”."
-HINT_FOLLOW_UP = "Hint: the point reads “{stem} …”."
+# the one-sentence reaction before a follow-up; `{point}` is a key point the answer covered
+REACT_COVERED = "You're right about one thing: {point}."
+REACT_WRONG = "Hold on a second."
+REACT_NOTHING = "Okay, let's dig into that a little."
+# a stated wrong claim that has no scripted challenge; `{quote}` is the candidate's own sentence
+CHALLENGE = "You said “{quote}”. Are you sure? Walk me through why that would hold."
+# follow-ups for questions without a script (never the point's words)
+FOLLOW_UP_OPEN = "What else would you consider here, and why does it matter?"
+FOLLOW_UP_OPEN_NEXT = "Anything else? What would a complete answer still need?"
+
+HINT_COUNT = "A complete answer covers {n_core} core points; which of them have you not said yet?"
+HINT_OPEN = "Think about what could go wrong, what you would measure, and what you would change."
 HINT_NONE = "No more hints for this one. Answer what you can, or type /answer to see the model answer."
 
 SKIPPED = "Skipped. It will come back in a later session."
@@ -61,8 +65,10 @@ PHRASE_QUESTION = (
 )
 
 PHRASE_FOLLOW_UP = (
-    "The candidate answered this interview question but missed one point. Ask one short follow-up "
-    "question that leads them toward the missed point without stating it. End with a question "
-    "mark.\n\nQuestion: {question}\n\nCandidate's answer: {answer}\n\nMissed point (do not state "
-    "it): {point}\n\nSource passages the point comes from:\n{passages}"
+    "The candidate answered this interview question but missed one point. Say the interviewer's "
+    "next line: the line below, reworded if needed to fit what the candidate said. It leads them "
+    "toward the missed point without stating it, in one or two short sentences ending with a "
+    "question mark.\n\nQuestion: {question}\n\nCandidate's answer: {answer}\n\nInterviewer's "
+    "line: {line}\n\nMissed point (never state it or its words): {point}\n\nSource passages the "
+    "point comes from:\n{passages}"
 )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from interviewer.corpus.store import Hit
 from interviewer.errors import BadInput, InterviewerError, QuestionNotFound
 from interviewer.interview.policy import History, plan_session, priority
 from interviewer.interview.state import AnswerEvent, Attempt, Event, GradeEvent
@@ -70,7 +71,7 @@ class MissedPoint:
     question: str
     point: str
     excerpt: str  # the model answer's sentence closest to the point
-    source: str  # "document 002, Precision (chars 11884-12541)"
+    source: str  # "Training Behaviors — Interview Grill, Precision, item 25"
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ class Report:
 
 
 def citation(q: Question) -> str:
-    where = f"{q.location.section} " if q.location.section else ""
-    return f"document {q.source}, {where}(chars {q.location.start}-{q.location.end})"
+    """'Training Behaviors — Interview Grill, Precision, item 25' (offsets stay in the JSON)."""
+    hit = Hit(q.id, q.source, q.kind, q.location.section, q.location.start, q.location.end, "", 1.0)
+    return hit.citation()
 
 
 _WORDS = re.compile(r"[a-z0-9]+")

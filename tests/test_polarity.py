@@ -1,0 +1,103 @@
+"""Which way round a claim is said: the rubric's minimal pairs and the polarity reader.
+
+A right answer and the same answer with its critical words reversed share their words;
+the grade must still tell them apart. The rubric holds a twin for every misconception
+(set right) and every core key point (set wrong); the polarity reader, trained on the
+calibration split's twins only, is checked here on the held-out split's.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from interviewer.corpus.bank import load_bank
+from interviewer.evaluation.grades import split_of
+from interviewer.grading.rubric import RubricGrader
+from interviewer.models.polarity import polarity_reader
+from interviewer.settings import load_settings
+
+NEGATORS = re.compile(r"\b(not|no|never|n't|don't|doesn't|isn't)\b", re.I)
+
+
+@pytest.fixture(scope="module")
+def bank():  # type: ignore[no-untyped-def]
+    return load_bank(load_settings())
+
+
+def claims(bank, split: str | None = None):  # type: ignore[no-untyped-def]
+    """(question, claim, twin, alternatives, is a key point) for every claim with a twin."""
+    for q in bank:
+        if split and split_of(q.id) != split:
+            continue
+        for kp in q.key_points:
+            if kp.twin:
+                yield q, kp.text, kp.twin, kp.alternatives, True
+        for m in q.rubric.misconceptions:
+            if m.twin:
+                yield q, m.text, m.twin, m.alternatives, False
+
+
+def test_every_misconception_and_core_point_has_a_twin_that_differs_by_more_than_a_negation(bank) -> None:  # type: ignore[no-untyped-def]
+    for q in bank:
+        for item in [*(kp for kp in q.key_points if kp.core), *q.rubric.misconceptions]:
+            assert item.twin, f"{q.id}: {item.text!r} has no twin"
+            assert item.twin != item.text, q.id
+    plain = lambda s: " ".join(NEGATORS.sub(" ", s.lower()).split())  # noqa: E731
+    negation_only = [t for _, t, w, _, _ in claims(bank) if plain(t) == plain(w)]
+    assert len(negation_only) <= 5, negation_only  # a twin is a substantive minimal edit
+
+
+def test_the_shipped_adapters_are_small_and_present() -> None:
+    reader = polarity_reader()
+    assert reader.available, (
+        "interviewer/models/polarity.safetensors is missing: run evals/train_polarity.py --final"
+    )
+    assert reader.adapter.stat().st_size < 5_000_000
+
+
+@pytest.mark.slow
+def test_the_reader_tells_held_out_claims_from_their_twins(bank) -> None:  # type: ignore[no-untyped-def]
+    """Never trained on: the held-out split's rubric twins (floors below the measured 0.9+)."""
+    rows = list(claims(bank, "held-out"))
+    reader = polarity_reader()
+    against_twin = reader.read([(t, w) for _, t, w, _, _ in rows])
+    with_alternative = reader.read([(t, alts[0]) for _, t, _, alts, _ in rows if alts])
+    contradicted = sum(r.contradicts > r.states for r in against_twin) / len(against_twin)
+    stated = sum(r.states > r.contradicts for r in with_alternative) / len(with_alternative)
+    assert contradicted >= 0.85, contradicted
+    assert stated >= 0.75, stated
+    # deterministic: the same pair reads the same alone and in a batch
+    alone = reader.read([(rows[0][1], rows[0][2])])[0]
+    assert abs(alone.contradicts - against_twin[0].contradicts) < 1e-4
+
+
+@pytest.fixture(scope="module")
+def grader() -> RubricGrader:
+    return RubricGrader(load_settings())
+
+
+def test_a_right_point_outscores_its_reversed_twin_across_the_held_out_split(bank, grader) -> None:  # type: ignore[no-untyped-def]
+    """Bank-wide minimal pairs: 'I'd say <core point>.' against 'I'd say <its wrong twin>.'"""
+    pairs = [(q, t, w) for q, t, w, _, point in claims(bank, "held-out") if point]
+    higher = passing = 0
+    for q, right, wrong in pairs:
+        r, w = grader.grade(q, f"I'd say {right}."), grader.grade(q, f"I'd say {wrong}.")
+        higher += r.score > w.score
+        passing += w.score >= 2.5
+    assert higher / len(pairs) >= 0.6, higher / len(pairs)
+    assert passing / len(pairs) <= 0.15, passing / len(pairs)
+
+
+def test_the_issues_example_is_named_and_corrected(bank, grader) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-20")
+    wrong = "A gradient norm dropping to about zero is usually convergence, not vanishing gradients."
+    right = "A gradient norm dropping to about zero is usually vanishing gradients, not convergence."
+    bad, good = grader.grade(q, wrong), grader.grade(q, right)
+    assert good.score > bad.score
+    assert bad.misconceptions, bad
+    named = bad.misconceptions[0]
+    assert "convergence" in named.evidence and named.correction
+    assert "vanishing gradients, not convergence" in bad.feedback
+    assert not good.misconceptions
