@@ -30,7 +30,7 @@ from scipy.optimize import minimize
 
 from interviewer.corpus.bank import Bank, load_bank, make_user_question
 from interviewer.corpus.schema import Question
-from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa
+from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa, split_of
 from interviewer.grading.calibration import (
     CALIBRATION_FILE,
     Calibration,
@@ -65,6 +65,13 @@ MISCONCEPTION_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0
 # about 1.5 (the minimal-pair probe's expert scores); QWK alone never sees enough of them.
 TWIN_WEIGHT = 0.2
 SPOKEN_TWINS = Path(__file__).resolve().parent / "polarity" / "spoken.jsonl"
+# The calibration split's reference answers are right by construction: they state every key
+# point and no misconception. Each is a negative for every misconception in the detector's
+# fit, and the aggregator search adds REFERENCE_WEIGHT times the share that score 4 or more
+# (without it, the twin flips fitted above read 15 of the 132 references as wrong claims).
+# The held-out questions' references stay out: tests/test_grader.py checks all 132.
+REFERENCE_WEIGHT = 0.2
+REFERENCE_FLOOR = 4.0
 ATTEMPT_FLOORS = [(0.0, 1.0)] + [(0.5, r) for r in (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)]
 
 
@@ -201,6 +208,13 @@ def fit(
         dtype=int,
     ).reshape(-1, 2)  # fmt: skip
     *point_w, bias = fit_logistic(np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY)
+    split = split_of(answers[0].question_id) if answers else "calibration"
+    references = [(q, grader.analyze(q, q.reference)) for q in bank if split_of(q.id) == split]
+    for _, an in references:
+        for misconception in an.misconceptions:
+            mx.append(feature_row(misconception))
+            my.append(0.0)
+    print(f"reference answers: {len(references)}", file=sys.stderr)
     mx_arr, my_arr = np.array(mx), np.array(my)
     *mis_w, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
     print(
@@ -266,6 +280,9 @@ def fit(
             higher = float(np.mean([r > w for r, w in graded]))
             below = float(np.mean([w < 2.5 for _, w in graded]))
             objective += TWIN_WEIGHT * (higher + below) / 2
+        if references:
+            right = [g.decide(q, an).score >= REFERENCE_FLOOR for q, an in references]
+            objective += REFERENCE_WEIGHT * float(np.mean(right))
         return objective
 
     # 4. coordinate search over the aggregator and the off-topic threshold

@@ -265,7 +265,7 @@ class FakeLLM:
 
 
 def states_the_point(request: str) -> str:
-    marker = "(do not state it): "
+    marker = "Missed point (never state it or its words): "
     if marker not in request:
         return "Next one, ready?"
     return f"Would you agree that {request.split(marker)[1].splitlines()[0]}?"

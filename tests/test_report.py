@@ -72,7 +72,8 @@ def test_a_session_report_has_every_section(disk_manager: SessionManager, interv
     assert all(f"## {heading}" in md for heading in headings)
     assert [r.outcome for r in report.rows] == ["answered", "revealed"]
     assert all(r.question_id in md for r in report.rows)
-    assert "model answer, *document 002" in md  # a missed point comes with its excerpt and source
+    # a missed point comes with its excerpt and a source a person can read (title, section, item)
+    assert "model answer, *Training Behaviors — Interview Grill, " in md and " chars " not in md
     assert report.misconceptions and report.misconceptions[0].text in md
     assert "| 150 |" in md  # the spoken answer's words per minute
     assert all(says in md for _, _, says in GRILL_BANDS) and "/45** answered cold" in md

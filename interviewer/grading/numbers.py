@@ -35,6 +35,12 @@ _NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES) | {"hundred", "point", "
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?|[^\sA-Za-z\d]+|\s+")
 
 
+def is_number_word(word: str) -> bool:
+    """ "seven", "thousand", "point", "7", "2.5": a word that can be part of a spoken number."""
+    w = word.lower()
+    return w in _NUMBER_WORDS or w.replace(".", "", 1).isdigit()
+
+
 def _run_value(words: list[str]) -> str | None:
     """['two', 'point', 'three'] -> '2.3'; None when the words are not a number."""
     if not any(w in _UNITS or w in _TENS for w in words) and not any(
@@ -139,6 +145,7 @@ def words_to_digits(text: str) -> str:
             continue
         if low in _UNITS or low in _TENS or (low in _SCALES and out and out[-1].strip()[-1:].isdigit()):
             run: list[str] = []
+            where: list[int] = []  # the token index of each word in `run`
             j, last_word = i, i
             while j < len(tokens):
                 t = tokens[j].lower()
@@ -149,8 +156,16 @@ def words_to_digits(text: str) -> str:
                     break  # "the three ZeRO stages"
                 if t == "and" and run and _MIXED_TAIL.match("".join(tokens[j + 1 : j + 6])):
                     break  # "one and three quarters": 1, then its fraction
+                if t in _SCALES:
+                    scales = [k for k, w in enumerate(run) if w in _SCALES]
+                    if scales and _SCALES[run[scales[-1]]] <= _SCALES[t] and scales[-1] < len(run) - 1:
+                        # "five thousand, five thousand steps": a second number, said again
+                        del run[scales[-1] + 1 :], where[scales[-1] + 1 :]
+                        last_word = where[-1]
+                        break
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
                     run.append(t)
+                    where.append(j)
                     last_word = j
                     j += 1
                     continue
@@ -365,10 +380,11 @@ def written_numbers(text: str) -> str:
     return _DURATION.sub(_duration, text)
 
 
-def extract_quantities(text: str) -> list[Quantity]:
-    """Every number in the text, with multiplier and unit when present."""
+def _located_quantities(text: str) -> tuple[str, list[tuple[Quantity, int, int]]]:
+    """The normalised text and every number in it, with where it stands."""
+    norm = written_numbers(words_to_digits(text))
     out = []
-    for m in _QUANTITY.finditer(written_numbers(words_to_digits(text))):
+    for m in _QUANTITY.finditer(norm):
         number, mult, unit = m.group(1), (m.group(2) or "").lower(), (m.group(3) or "").lower()
         try:
             value = float(number.replace(",", ""))
@@ -377,8 +393,82 @@ def extract_quantities(text: str) -> list[Quantity]:
         if mult:
             value *= _MULTIPLIERS[mult]
         canonical, factor = _UNIT_ALIASES.get(unit, ("", 1.0))
-        out.append(Quantity(value, canonical, factor, m.group(0).strip()))
-    return out
+        out.append((Quantity(value, canonical, factor, m.group(0).strip()), m.start(), m.end()))
+    return norm, out
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number in the text, with multiplier and unit when present."""
+    return [q for q, _, _ in _located_quantities(text)[1]]
+
+
+# A speaker taking a number back: the cue opens the words between two numbers ("zero point
+# seven, no sorry, seven point five e minus five"; "ten percent, I mean five").
+_CORRECTION = re.compile(
+    r"^[\s,.;:!?—–-]*(?:no,?\s+sorry|sorry|no\s+no|i\s+mean|i\s+meant|actually|wait|or\s+rather|rather|"
+    r"scratch\s+that|correction|let\s+me\s+correct\s+that|no)\b",
+    re.I,
+)
+# Two numbers offered for one thing: "one or two", "maybe ten, or maybe twenty".
+_HEDGE = re.compile(r"^[\s,]*(?:or|or\s+maybe|maybe|or\s+perhaps|or\s+possibly)[\s,]*(?:maybe\s*)?$", re.I)
+_NO_WORDS = re.compile(r"^[^A-Za-z]*$")
+# words allowed between the cue and the corrected number ("actually wait, I double counted
+# the bias, it's ...")
+MAX_CORRECTION_WORDS = 8
+
+
+def _restarts(first: str, second: str) -> bool:
+    """ "2.3" then "2.303": the speaker started the number, stopped and said it in full."""
+    a, b = re.sub(r"[^\d.]", "", first), re.sub(r"[^\d.]", "", second)
+    return bool(a) and len(b) > len(a) and b.startswith(a)
+
+
+@dataclass(frozen=True)
+class SpokenNumbers:
+    """The numbers a listener takes the speaker to commit to, and the ones offered as alternatives."""
+
+    committed: list[Quantity]
+    hedges: list[tuple[Quantity, Quantity]]  # "one or two": neither is committed to alone
+
+
+def committed_numbers(text: str) -> SpokenNumbers:
+    """The numbers the speaker finally commits to: one taken back ("seven, no sorry, eight"),
+    one started and said again in full ("two point three, two point three zero three") and
+    one said twice count once, as the last said.
+
+    >>> [q.value for q in committed_numbers("it's 0.7 no sorry 7.5e-5").committed]
+    [7.5e-05]
+    >>> [q.value for q in committed_numbers("from 0 up to 3e-4").committed]
+    [0.0, 0.0003]
+    >>> [(a.value, b.value) for a, b in committed_numbers("it is 1 or 2").hedges]
+    [(1.0, 2.0)]
+    """
+    norm, found = _located_quantities(text)
+    kept: list[tuple[Quantity, int, int]] = []
+    hedges = []
+    for q, start, end in found:
+        if kept:
+            previous, _, previous_end = kept[-1]
+            gap = norm[previous_end:start]
+            after_cue = _CORRECTION.match(gap)
+            if after_cue and len(re.findall(r"[A-Za-z]+", gap[after_cue.end() :])) <= MAX_CORRECTION_WORDS:
+                kept.pop()  # taken back
+            elif _NO_WORDS.match(gap) and (
+                same_value(previous.value, q.value) or _restarts(previous.text, q.text)
+            ):
+                kept.pop()  # said twice, or restarted
+            elif (
+                _HEDGE.match(gap)
+                and (not previous.unit or not q.unit or previous.unit == q.unit)  # "thirty or fifty percent"
+                and not same_value(previous.value, q.value)
+            ):
+                hedges.append((previous, q))
+        kept.append((q, start, end))
+    return SpokenNumbers([q for q, _, _ in kept], hedges)
+
+
+def same_value(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(abs(a), 1)
 
 
 def _readings(q: Quantity, target: NumericTarget) -> list[float]:
@@ -413,7 +503,8 @@ def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
     """Does the answer state the target number (in a compatible unit, within tolerance)?
     A factor ("1.75x") may also be said in words ("about twice as fast")."""
     best: tuple[float, Quantity, float] | None = None
-    said = extract_quantities(answer)
+    spoken = committed_numbers(answer)
+    said = list(spoken.committed)
     if _UNIT_ALIASES.get(target.unit.lower(), (target.unit, 1.0))[0] == "x":
         said += multiples(answer)
     for q in said:
@@ -422,11 +513,20 @@ def check_numeric(answer: str, target: NumericTarget) -> NumericCheck:
             if best is None or err < best[0]:
                 best = (err, q, value)
     verdict = "missing" if best is None else "correct" if target.accepts(best[2]) else "incorrect"
+    found_text = "" if best is None else best[1].text
+    for a, b in spoken.hedges:
+        if best is not None and (best[1] is a or best[1] is b) and verdict == "correct":
+            other = b if best[1] is a else a
+            if not any(target.accepts(v) for v in _readings(other, target)):
+                verdict, found_text = (
+                    "incorrect",
+                    f"{a.text} or {b.text}",
+                )  # not credited with the one that fits
     return NumericCheck(
         target=target.value,
         unit=target.unit,
         tolerance=target.tolerance,
         found=None if best is None else (best[2] if math.isfinite(best[2]) else None),
-        found_text="" if best is None else best[1].text,
+        found_text=found_text,
         verdict=verdict,  # type: ignore[arg-type]
     )

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from interviewer.grading.numbers import words_to_digits
+from interviewer.grading.numbers import is_number_word, words_to_digits
 
 FILLERS = re.compile(
     r"\b(?:um+|uh+|erm+|er|hmm+|ah+|you know|i mean|basically|actually|literally|"
@@ -242,6 +242,37 @@ def plain_markdown(text: str) -> str:
 _FORMAT = re.compile(r"\b(f\s?p|b\s?f|bfloat|float|i\s?n\s?t|t\s?f)[\s-]?(4|8|16|32|64)\b", re.I)
 
 
+def _filler(m: re.Match[str]) -> str:
+    """A filler goes, but where the speaker restarts a number after it ("two point three, uh,
+    two point three zero three") it leaves a comma, so the two are not read as one number."""
+    before = re.findall(r"[A-Za-z]+|\d+(?:\.\d+)?", m.string[: m.start()])
+    after = re.match(r"\s*([A-Za-z]+|\d+)", m.string[m.end() :])
+    run: list[str] = []
+    unit = before.pop() if len(before) >= 2 and is_number_word(before[-2]) else None  # "ten percent"
+    if unit is not None and is_number_word(unit):
+        before.append(unit)
+        unit = None
+    while before and is_number_word(before[-1]):
+        run.insert(0, before.pop())
+    starts = {run[0].lower()} if run else set()  # "a hundred and, uh, a hundred and twelve"
+    while run and run[0].lower() in ("a", "and", "point"):
+        run.pop(0)
+    starts |= {run[0].lower()} if run else set()
+    if run and unit is None and after and after.group(1).lower() in starts:
+        return ", "
+    if run and _TAKES_BACK.match(m.group(0)) and _NUMBER_SOON.match(m.string[m.end() :]):
+        return m.group(0)  # "ten, I mean five": not a filler but the speaker correcting the number
+    return ""
+
+
+_TAKES_BACK = re.compile(r"(?:i mean|actually)\b", re.I)
+_NUMBER_SOON = re.compile(
+    r"\W*(?:[A-Za-z]+\W+){0,3}?(?:\d|(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|twenty|"
+    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|point)\b)",
+    re.I,
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def clean(text: str) -> str:
     """Fillers out, spoken numbers to digits, number formats as one word, whitespace folded.
@@ -251,7 +282,7 @@ def clean(text: str) -> str:
     >>> clean("um, the master weights stay in f p thirty two, the rest in BF 16 or int-8")
     'the master weights stay in fp32, the rest in BF16 or int8'
     """
-    text = FILLERS.sub("", straight(text))
+    text = FILLERS.sub(_filler, straight(text))
     text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), words_to_digits(text))
     return re.sub(r"\s+", " ", text).strip()
 
