@@ -59,7 +59,7 @@ def test_grade_shows_marks_and_evidence() -> None:
 
 def practice_args(**overrides: Any) -> argparse.Namespace:
     values: dict[str, Any] = dict(topic=None, difficulty=None, source="004", questions=2, mode="interview",
-                                  backend=None, json_log=None, resume=None)  # fmt: skip
+                                  backend=None, json_log=None, resume=None, speak=False, listen=False)  # fmt: skip
     values.update(overrides)
     return argparse.Namespace(**values)
 
@@ -86,6 +86,32 @@ def test_piped_commands_and_eof_end_with_a_summary(settings, manager: SessionMan
     sid = events[0]["session_id"]
     assert shown.startswith(f"session {sid} — resume with `interviewer practice --resume {sid}`")
     assert "Model answer:" in shown and "Sources:" in shown and "Session summary" in shown
+
+
+def test_speak_writes_each_interviewer_line_as_a_wav_next_to_the_log(settings, manager: SessionManager, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """On a machine with no audio output the voice goes to numbered WAV files; a machine
+    with no microphone says so and reads the typed answer."""
+    log = tmp_path / "log.jsonl"
+    out = io.StringIO()
+    voiced = settings.model_copy(update={"voice": "espeak-ng"})
+    args = practice_args(json_log=str(log), questions=1, speak=True, listen=True)
+    assert run_practice(voiced, args, stdin=io.StringIO("/skip\n"), stdout=out, manager=manager) == 0
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    folder = tmp_path / f"{events[0]['session_id']}-speech"
+    shown = out.getvalue()
+    assert "no microphone found" in shown
+    assert (folder / "001-question.wav").stat().st_size > 10_000
+    assert f"(spoken: {folder / '001-question.wav'})" in shown
+
+
+def test_a_voice_that_is_not_installed_leaves_the_session_in_text(settings, manager: SessionManager, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    voiced = settings.model_copy(update={"voice": "/nowhere/voice.onnx"})
+    args = practice_args(questions=1, speak=True)
+    assert run_practice(voiced, args, stdin=io.StringIO("/skip\n"), stdout=out, manager=manager) == 0
+    shown = out.getvalue()
+    assert "note: the voice is off for this session (Piper voice not found" in shown
+    assert "Session summary" in shown
 
 
 # ---------------------------------------------------------------- real processes

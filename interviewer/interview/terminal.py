@@ -6,6 +6,13 @@ typed or piped (`interviewer practice < answers.txt`). End of input ends the
 session cleanly with the summary. `--json-log FILE` writes every event as
 one JSON line, flushed as it happens.
 
+`--speak` says the interviewer's lines (questions, follow-ups, hints) in its voice
+(`interviewer.speech.voice`): played through the default audio output where there is
+one, and otherwise written as numbered WAV files next to the JSON log (or under the data
+directory), each path printed. `--listen` records each answer from the default microphone
+(ALSA's `arecord`; Enter starts and stops it) and sends the recording to be transcribed;
+where there is no microphone it says so once and reads typed answers.
+
 All interview logic is in session.py; this module only reads and prints.
 """
 
@@ -13,13 +20,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 from typing import IO, Any
 
-from interviewer.interview.session import HELP, SessionManager, SessionOptions
+from interviewer.errors import InterviewerError
+from interviewer.interview.session import HELP, AudioAnswer, SessionManager, SessionOptions
 from interviewer.interview.state import Event
 from interviewer.settings import Settings
+from interviewer.speech.voice import Voice, speak, voice_for
+
+SPOKEN = ("question", "follow_up", "hint")  # the interviewer's lines
+SOUND_DEVICES = Path("/dev/snd")
 
 MARKS = {"covered": "+", "partial": "~", "missed": "-"}
 WIDTH = 100
@@ -127,6 +143,53 @@ class Printer:
             self.out.flush()
 
 
+def has_audio_device() -> bool:
+    """Whether ALSA sees a sound card (a machine without one gets WAV files instead)."""
+    return SOUND_DEVICES.is_dir() and any(SOUND_DEVICES.glob("pcm*"))
+
+
+class Narrator:
+    """Says the interviewer's lines; a voice that fails is switched off with one notice."""
+
+    def __init__(self, voice: Voice, folder: Path, out: IO[str], play: bool | None = None) -> None:
+        self.voice, self.folder, self.out = voice, folder, out
+        self.play = has_audio_device() and shutil.which("aplay") is not None if play is None else play
+        self.count = 0
+        self.on = True
+
+    def say(self, event: Event) -> Path | None:
+        if not self.on or event.type not in SPOKEN or not event.text.strip():
+            return None
+        self.count += 1
+        path = self.folder / f"{self.count:03d}-{event.type}.wav"
+        try:
+            speak(event.text, path, self.voice)
+        except InterviewerError as exc:
+            self.on = False
+            self.out.write(f"note: the voice is off for this session ({exc})\n")
+            return None
+        if self.play:
+            subprocess.run(["aplay", "-q", str(path)], check=False, timeout=120)
+        else:
+            self.out.write(f"  (spoken: {path})\n")
+        return path
+
+
+def record_answer(inp: IO[str], out: IO[str], folder: Path, n: int) -> AudioAnswer | None:
+    """Enter starts recording from the default microphone, Enter stops it."""
+    out.write("Press Enter to start speaking, Enter again when you are done.\n")
+    out.flush()
+    if not inp.readline():
+        return None
+    path = folder / f"answer-{n:03d}.wav"
+    folder.mkdir(parents=True, exist_ok=True)
+    rec = subprocess.Popen(["arecord", "-q", "-f", "S16_LE", "-r", "16000", "-c", "1", str(path)])
+    inp.readline()
+    rec.terminate()
+    rec.wait(timeout=10)
+    return AudioAnswer(str(path))
+
+
 def _options(settings: Settings, args: argparse.Namespace) -> SessionOptions:
     return SessionOptions(
         topics=tuple(args.topic or ()),
@@ -152,6 +215,11 @@ def run_practice(
     log = open(args.json_log, "a", encoding="utf-8") if getattr(args, "json_log", None) else None  # noqa: SIM115
     printer = Printer(out, log)
     session_id = ""
+    narrator: Narrator | None = None
+    listen = bool(getattr(args, "listen", False))
+    if listen and not (has_audio_device() and shutil.which("arecord")):
+        out.write("note: no microphone found (no ALSA capture device): type your answers instead.\n")
+        listen = False
     try:
         if manager.services.store.count() == 0:
             print("building the vector index (first run, about 30 s)...", file=sys.stderr)
@@ -164,16 +232,36 @@ def run_practice(
             out.write(f"session {session_id} — resume with `interviewer practice --resume {session_id}`\n")
             out.write(f"Answer, then an empty line to send it. {HELP} End of input ends the session.\n")
         out.flush()
+        if getattr(args, "speak", False):
+            folder = (
+                Path(args.json_log).resolve().parent / f"{session_id}-speech"
+                if getattr(args, "json_log", None)
+                else settings.home / "speech" / session_id
+            )
+            try:
+                narrator = Narrator(voice_for(settings.voice), folder, out)
+            except InterviewerError as exc:
+                out.write(f"note: the voice is off ({exc})\n")
         for event in events:
             printer.show(event)
+            if narrator:
+                narrator.say(event)
         finished = any(e.type == "summary" for e in events)
+        answers = 0
         while not finished:
-            if inp.isatty():
-                out.write("> ")
-                out.flush()
-            message = read_message(inp)
+            message: str | AudioAnswer | None
+            if listen:
+                answers += 1
+                message = record_answer(inp, out, settings.home / "speech" / session_id, answers)
+            else:
+                if inp.isatty():
+                    out.write("> ")
+                    out.flush()
+                message = read_message(inp)
             for event in manager.stream(session_id, "/end" if message is None else message):
                 printer.show(event)
+                if narrator:
+                    narrator.say(event)
                 finished = finished or event.type == "summary"
         return 0
     except KeyboardInterrupt:

@@ -190,7 +190,12 @@ def voice_for(name: str) -> Voice:
 
 def speak(text: str, out: Path, voice: Voice) -> Spoken:
     """Say `text` (in its spoken form) into the WAV file `out`."""
-    said = spoken_form(text)
+    return speak_as_written(spoken_form(text), out, voice)
+
+
+def speak_as_written(said: str, out: Path, voice: Voice) -> Spoken:
+    """Say `said` exactly as given (no pronunciation table) into the WAV file `out`."""
+    said = said.strip()
     if not said:
         raise VoiceFailed("Nothing to say: the text is empty.")
     out.parent.mkdir(parents=True, exist_ok=True)
