@@ -91,7 +91,9 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default=None)
     p.add_argument("--json-log", metavar="FILE")
     p.add_argument("--resume", metavar="ID", help="a session id, or 'last'")
-    p.add_argument("--speak", action="store_true", help="say the interviewer's lines (WAV files where no audio output)")
+    p.add_argument(
+        "--speak", action="store_true", help="say the interviewer's lines (WAV files where no audio output)"
+    )
     p.add_argument("--listen", action="store_true", help="answer into the default microphone")
 
 

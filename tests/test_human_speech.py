@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evals" / "speech"))
-import human_wer  # noqa: E402
+import human_wer
 
 pytestmark = pytest.mark.slow
 

@@ -78,7 +78,9 @@ def grader() -> RubricGrader:
     return RubricGrader(load_settings())
 
 
-def test_a_right_point_is_never_graded_below_its_reversed_twin_across_the_held_out_split(bank, grader) -> None:  # type: ignore[no-untyped-def]
+def test_a_right_point_is_never_graded_below_its_reversed_twin_across_the_held_out_split(
+    bank, grader
+) -> None:  # type: ignore[no-untyped-def]
     """Bank-wide minimal pairs: 'I'd say <core point>.' against 'I'd say <its wrong twin>.'
 
     A regression floor, not the target: `rubric-19` scores the right member higher in only

@@ -88,7 +88,9 @@ def test_piped_commands_and_eof_end_with_a_summary(settings, manager: SessionMan
     assert "Model answer:" in shown and "Sources:" in shown and "Session summary" in shown
 
 
-def test_speak_writes_each_interviewer_line_as_a_wav_next_to_the_log(settings, manager: SessionManager, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_speak_writes_each_interviewer_line_as_a_wav_next_to_the_log(
+    settings, manager: SessionManager, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     """On a machine with no audio output the voice goes to numbered WAV files; a machine
     with no microphone says so and reads the typed answer."""
     log = tmp_path / "log.jsonl"
@@ -104,7 +106,9 @@ def test_speak_writes_each_interviewer_line_as_a_wav_next_to_the_log(settings, m
     assert f"(spoken: {folder / '001-question.wav'})" in shown
 
 
-def test_a_voice_that_is_not_installed_leaves_the_session_in_text(settings, manager: SessionManager, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_voice_that_is_not_installed_leaves_the_session_in_text(
+    settings, manager: SessionManager, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     out = io.StringIO()
     voiced = settings.model_copy(update={"voice": "/nowhere/voice.onnx"})
     args = practice_args(questions=1, speak=True)

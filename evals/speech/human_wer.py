@@ -85,7 +85,9 @@ def asterisk_clips() -> list[Clip]:
     if not ASTERISK_TEXT.exists():
         return []
     out = []
-    for line in gzip.open(ASTERISK_TEXT, "rt", encoding="utf-8", errors="replace"):
+    with gzip.open(ASTERISK_TEXT, "rt", encoding="utf-8", errors="replace") as listing:
+        rows = listing.read().splitlines()
+    for line in rows:
         name, sep, text = line.partition(":")
         name, text = name.strip(), text.strip()
         if not sep or name.startswith(";") or not text or name.startswith(SKIP_DIRS):
@@ -106,7 +108,7 @@ def sample() -> list[Clip]:
     """The fixed CI sample: the 5 LibriVox sentences, and 7 asterisk prompts of 6 words or more."""
     librivox = [c for c in pocketsphinx_clips() if c.name.startswith("librivox/")]
     prompts = sorted((c for c in asterisk_clips() if len(c.text.split()) >= 6), key=lambda c: c.name)
-    return librivox + prompts[::max(1, len(prompts) // 7)][:7]
+    return librivox + prompts[:: max(1, len(prompts) // 7)][:7]
 
 
 def measure(model: str, clips: list[Clip]) -> dict:
@@ -162,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in results:
         print(f"{r['model']}: WER {100 * r['wer']:.1f} % on {r['clips']} clips ({r['words']} words, "
               f"{r['audio_s']:.0f} s of audio), {r['rtf']:.2f}x real time")  # fmt: skip
-    print(f"median clip length {statistics.median(len(c.text.split()) for c in clips)} words", file=sys.stderr)
+    print(
+        f"median clip length {statistics.median(len(c.text.split()) for c in clips)} words", file=sys.stderr
+    )
     return 0
 
 

@@ -6,8 +6,8 @@ Takes the bank questions' spoken `ask` lines that name a term of
 `interviewer/speech/pronunciation.yaml`, says each with every installed voice, once as
 written and once in its spoken form (the table applied), transcribes it back with the
 default Whisper model and reports, per voice and form: word error rate against the line
-(both sides lower-cased, spoken numbers as digits, spelled-out letters joined: "F P 8" and
-"fp8" are one word), the share of jargon terms heard right, and the synthesis real-time
+(both sides through the table and lower-cased, spoken numbers as digits, spelled-out
+letters joined: "FP8", "F P 8" and "fp8" are one word; "LR" and "learning rate" agree), the share of jargon terms heard right, and the synthesis real-time
 factor (including the engine's start).
 """
 
@@ -23,10 +23,10 @@ from pathlib import Path
 from interviewer.corpus.bank import load_bank
 from interviewer.settings import load_settings
 from interviewer.speech.transcription import Transcriber, load_audio
-from interviewer.speech.voice import Voice, pronunciation, speak, speak_as_written, voice_for
+from interviewer.speech.voice import Voice, pronunciation, speak, speak_as_written, spoken_form, voice_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from human_wer import normalise, word_errors  # noqa: E402
+from human_wer import normalise, word_errors
 
 HERE = Path(__file__).resolve().parent
 
@@ -63,30 +63,33 @@ def lines(n: int) -> list[str]:
 
 
 def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bool) -> dict:
-    terms = [t.lower() for t in pronunciation().terms]
+    jargon = {w for say in pronunciation().terms.values() for w in heard_words(say) if len(w) > 1}
+    misheard: list[tuple[float, str, str]] = []
     errors = words = hits = named = 0
     synth = audio = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for n, text in enumerate(texts):
             path = Path(tmp) / f"{n}.wav"
-            if spoken:
-                said = speak(text, path, voice)
-            else:
-                said = speak_as_written(text, path, voice)
+            said = speak(text, path, voice) if spoken else speak_as_written(text, path, voice)
             synth, audio = synth + said.seconds, audio + said.audio_s
-            ref, hyp = heard_words(text), heard_words(transcriber.transcribe(load_audio(path)).text)
+            heard = transcriber.transcribe(load_audio(path)).text
+            # both sides through the table: "LR" and "learning rate", "FP8" and "F P 8" are one
+            ref, hyp = heard_words(spoken_form(text)), heard_words(spoken_form(heard))
+            if errors_of := word_errors(ref, hyp):
+                misheard.append((errors_of / max(len(ref), 1), " ".join(ref), " ".join(hyp)))
             errors, words = errors + word_errors(ref, hyp), words + len(ref)
-            for t in {w for w in ref if w in {heard_words(x)[0] for x in terms if heard_words(x)}}:
+            for t in {w for w in ref if w in jargon}:
                 named += 1
                 hits += t in hyp
     return {"voice": voice.name, "form": "spoken" if spoken else "as written", "lines": len(texts),
             "wer": round(errors / max(words, 1), 4), "jargon_heard": f"{hits}/{named}",
-            "synthesis_rtf": round(synth / max(audio, 1e-9), 3)}  # fmt: skip
+            "synthesis_rtf": round(synth / max(audio, 1e-9), 3),
+            "worst": [{"said": r, "heard": h} for _, r, h in sorted(misheard, reverse=True)[:5]]}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lines", type=int, default=24)
+    ap.add_argument("--lines", type=int, default=20)
     ap.add_argument("--voices", nargs="+", default=["piper", "flite", "espeak-ng"])
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args(argv)
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.voices:
         try:
             voice = voice_for(name)
-        except Exception as exc:  # noqa: BLE001 - a voice not installed is reported, not fatal
+        except Exception as exc:
             print(f"{name}: skipped ({exc})", file=sys.stderr)
             continue
         for spoken in (False, True):

@@ -23,7 +23,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 from typing import IO, Any

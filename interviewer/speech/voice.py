@@ -180,7 +180,9 @@ def voice_for(name: str) -> Voice:
             "or pip install 'interviewer[piper]'. The interviewer's lines are still shown as text."
         )
     if name not in VOICES:
-        raise BackendUnavailable(f"Unknown voice {name!r}: use auto, {', '.join(VOICES)}, or a Piper .onnx file.")
+        raise BackendUnavailable(
+            f"Unknown voice {name!r}: use auto, {', '.join(VOICES)}, or a Piper .onnx file."
+        )
     voice = VOICES[name]()
     if not voice.available():
         hint = "pip install 'interviewer[piper]'" if name == "piper" else f"apt-get install {name}"
@@ -214,7 +216,9 @@ def speak_as_written(said: str, out: Path, voice: Voice) -> Spoken:
         with wave.open(str(partial), "rb") as wav:
             audio_s = wav.getnframes() / float(wav.getframerate())
         shutil.move(str(partial), out)
-    log.debug("spoke %d characters with %s in %.2f s (%.2f s of audio)", len(said), voice.name, seconds, audio_s)
+    log.debug(
+        "spoke %d characters with %s in %.2f s (%.2f s of audio)", len(said), voice.name, seconds, audio_s
+    )
     return Spoken(out, voice.name, seconds, audio_s)
 
 
