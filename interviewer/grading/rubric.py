@@ -49,7 +49,7 @@ from interviewer.grading.grade import (
     Provenance,
     aggregate,
 )
-from interviewer.grading.numbers import check_numeric, extract_quantities
+from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.text import (
     IDF,
     Span,
@@ -117,16 +117,12 @@ class Analysis:
     restates_question: bool = False
 
 
-def same_number(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(abs(a), 1)
-
-
 def numbers_agree(phrasings: list[str], span: str) -> bool:
     """A claim with a number is only stated by a span that says one of its numbers."""
     said = {q.value for q in extract_quantities(clean(span))}
     for phrase in phrasings:
         claimed = {q.value for q in extract_quantities(phrase)}
-        if not claimed or any(same_number(c, v) for c in claimed for v in said):
+        if not claimed or any(same_value(c, v) for c in claimed for v in said):
             return True
     return False
 
@@ -153,7 +149,7 @@ def gives_other_numbers(phrasings: list[str], text: str) -> bool:
         ranges = [(float(a), float(b)) for a, b in _RANGE.findall(cleaned)]
         for value in said:
             for v in (value, value * 100, value / 100):
-                if any(same_number(c, v) for c in claimed):
+                if any(same_value(c, v) for c in claimed):
                     return False
                 if any(min(a, b) <= v <= max(a, b) for a, b in ranges):
                     return False

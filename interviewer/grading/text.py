@@ -260,17 +260,17 @@ def _filler(m: re.Match[str]) -> str:
     starts |= {run[0].lower()} if run else set()
     if run and unit is None and after and after.group(1).lower() in starts:
         return ", "
-    if run and _TAKES_BACK.match(m.group(0)) and _NUMBER_SOON.match(m.string[m.end() :]):
+    soon = re.findall(r"[A-Za-z]+|\d+(?:\.\d+)?", m.string[m.end() :])[:4]
+    if (
+        run
+        and _TAKES_BACK.match(m.group(0))
+        and any(is_number_word(w) and w.lower() not in ("a", "and") for w in soon)
+    ):
         return m.group(0)  # "ten, I mean five": not a filler but the speaker correcting the number
     return ""
 
 
 _TAKES_BACK = re.compile(r"(?:i mean|actually)\b", re.I)
-_NUMBER_SOON = re.compile(
-    r"\W*(?:[A-Za-z]+\W+){0,3}?(?:\d|(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|twenty|"
-    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|point)\b)",
-    re.I,
-)
 
 
 @functools.lru_cache(maxsize=4096)

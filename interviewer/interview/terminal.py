@@ -152,7 +152,9 @@ class Narrator:
 
     def __init__(self, voice: Voice, folder: Path, out: IO[str], play: bool | None = None) -> None:
         self.voice, self.folder, self.out = voice, folder, out
-        self.play = has_audio_device() and shutil.which("aplay") is not None if play is None else play
+        if play is None:
+            play = has_audio_device() and shutil.which("aplay") is not None
+        self.play = play
         self.count = 0
         self.on = True
 
