@@ -2,6 +2,8 @@
 
     python evals/train_polarity.py            # dev report: trains on 4/5 of the questions, scores the rest
     python evals/train_polarity.py --final    # trains on all of them and writes the shipped adapters
+    python evals/train_polarity.py --final --edits --epochs 3 --out /tmp/p.safetensors
+                                              # + sentences edited to say claims wrong (an experiment)
 
 Only questions of the *calibration* split are trained on, so the held-out split and
 every probe stay honest. For each of their claims (a core key point, or a
@@ -29,6 +31,7 @@ import argparse
 import json
 import math
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -41,10 +44,13 @@ from safetensors.torch import save_file  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
 from interviewer.corpus.bank import load_bank  # noqa: E402
-from interviewer.evaluation.grades import split_of  # noqa: E402
-from interviewer.models.embeddings import resolve_model_path  # noqa: E402
+from interviewer.evaluation.grades import load_answers, split_of  # noqa: E402
+from interviewer.models.embeddings import embedder_for, resolve_model_path  # noqa: E402
 from interviewer.models.polarity import ADAPTER_FILE, BASE_MODEL, LABELS, MAX_TOKENS, lora_targets, mean_pool  # noqa: E402
 from interviewer.settings import Settings  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "evals"))
+from polarity_pairs import benign, load_edits, perturb  # noqa: E402
 
 SPOKEN = ROOT / "evals" / "polarity" / "spoken.jsonl"
 REPORTS = ROOT / "evals" / "results"  # polarity-dev.json, or polarity-final.json with --final
@@ -131,6 +137,69 @@ def build_pairs(questions, spoken: dict, rng: random.Random) -> list[tuple[str, 
     return pairs
 
 
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+|\n+\s*(?:[-*•]\s+)?", text)
+    return [p.strip(" -*•") for p in parts if len(p.split()) >= 4]
+
+
+def edited_pairs(questions, spoken: dict, answers, rng: random.Random) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
+    """Pairs from sentences that state a claim, and those sentences edited to say it wrong.
+
+    The sentences: each claim said out loud, its reference sentence, and the calibration
+    answers' sentences that the expert marked as covering it (or stating a misconception),
+    each found as the sentence closest to the claim under MiniLM. See `polarity_pairs`.
+    """
+    edits = load_edits()
+    embedder = embedder_for(Settings())
+    by_question: dict[str, list] = {}
+    for a in answers:
+        by_question.setdefault(a.question_id, []).append(a)
+    pairs: list[tuple[str, str, int]] = []
+    statements: list[tuple[str, str, str]] = []  # (question id, claim, sentence that states it)
+    for q in questions:
+        claims = [(kp.text, "key_point", i) for i, kp in enumerate(q.key_points)]
+        claims += [(m.text, "misconception", i) for i, m in enumerate(q.rubric.misconceptions)]
+        said: list[set[str]] = [set() for _ in claims]
+        for n, (_, kind, i) in enumerate(claims):
+            if s := spoken.get((q.id, kind, i)):
+                said[n].add(s["spoken_claim"])
+        claim_vecs = embedder.encode([c for c, _, _ in claims])
+        sources = [(_sentences(q.reference), {n for n, c in enumerate(claims) if c[1] == "key_point"})]
+        for a in by_question.get(q.id, []):
+            marked = {n for n, (_, kind, i) in enumerate(claims)
+                      if (kind == "key_point" and i in a.covers) or (kind == "misconception" and i in a.misconceptions)}  # fmt: skip
+            sources.append((_sentences(a.answer), marked))
+        for sentences, marked in sources:
+            if not sentences or not marked:
+                continue
+            sims = claim_vecs @ embedder.encode(sentences).T
+            for n in marked:
+                j = int(sims[n].argmax())
+                if sims[n, j] >= 0.5:
+                    said[n].add(sentences[j])
+        for n, (claim, _, _) in enumerate(claims):
+            for sentence in sorted(said[n]):
+                statements.append((q.id, claim, sentence))
+                pairs.append((claim, sentence, STATES))
+                if rng.random() < 0.3:
+                    pairs.append((claim, benign(sentence, edits, rng), STATES))
+                wrong = perturb(sentence, claim, edits, rng)
+                for _, edited in rng.sample(wrong, min(2, len(wrong))):
+                    pairs.append((claim, edited, CONTRADICTS))
+                others = [s for m, ss in enumerate(said) if m != n for s in ss if s not in said[n]]
+                if others:
+                    pairs.append((claim, rng.choice(others), NEITHER))
+            claim_wrong = perturb(claim, claim, edits, rng)
+            if claim_wrong and said[n]:
+                edited = rng.choice(claim_wrong)[1]
+                pairs.append((edited, rng.choice(sorted(said[n])), CONTRADICTS))
+    for qid, claim, _ in statements[::3]:  # a sentence about another question states neither
+        other = rng.choice(statements)
+        if other[0] != qid:
+            pairs.append((claim, other[2], NEITHER))
+    return list(dict.fromkeys(pairs))
+
+
 def read_spoken() -> dict:
     out = {}
     for line in SPOKEN.read_text(encoding="utf-8").splitlines():
@@ -187,6 +256,11 @@ def main() -> int:
         "--final", action="store_true", help="train on every calibration question and write the adapters"
     )
     parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument(
+        "--edits",
+        action="store_true",
+        help="add sentences edited to say claims wrong (evals/polarity_pairs.py)",
+    )
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--out", type=Path, default=ADAPTER_FILE)
     args = parser.parse_args()
@@ -201,6 +275,12 @@ def main() -> int:
     dev_q = [] if args.final else [q for n, q in enumerate(calibration) if n % 5 == 0]
     train = build_pairs(train_q, spoken, rng)
     dev = build_pairs(dev_q, spoken, random.Random(1))
+    # the held-out split's reference sentences, edited: never trained on (no answers, nothing said)
+    held_out_edits = edited_pairs(held_out, {}, [], random.Random(2)) if args.edits else []
+    if args.edits:  # an experiment, not the shipped reader: see evals/GRADER_LOG.md (rubric-20, not kept)
+        answers = load_answers(split="calibration")
+        train += edited_pairs(train_q, spoken, answers, rng)
+        dev += edited_pairs(dev_q, spoken, answers, random.Random(1))
     unseen = [(c["text"], c["twin"], CONTRADICTS) for q in held_out for c in claims_of(q)]
     unseen += [(c["text"], a, STATES) for q in held_out for c in claims_of(q) for a in c["alternatives"][:1]]
     path = resolve_model_path(BASE_MODEL)
@@ -239,6 +319,8 @@ def main() -> int:
         "train": accuracy(model, head, tokenizer, train),
         "held_out_twins": accuracy(model, head, tokenizer, unseen),
     }
+    if held_out_edits:
+        report["held_out_edits"] = accuracy(model, head, tokenizer, held_out_edits)
     if dev:
         report["dev"] = accuracy(model, head, tokenizer, dev)
     print(json.dumps(report, indent=1))

@@ -89,6 +89,9 @@ class Settings(BaseSettings):
 
     backend: str = "rubric"
     grader: str = "rubric"
+    # an LLM backend grades with the LLM grader too; false: the LLM only words the questions
+    # and follow-ups, and the embedded grader grades (fast, and better than a small local model)
+    llm_grades: bool = True
     llm_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
     llm_gguf: Path | None = None

