@@ -28,8 +28,10 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import statistics
 import sys
+import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -92,13 +94,34 @@ def time_threads(gguf: Path, threads: int, n: int = 4) -> dict[str, float]:
     }
 
 
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
+
+
+def scripted(bank, event) -> str:  # type: ignore[no-untyped-def]
+    """The script's line the LLM was anchored on: the question's `ask`, or the probe of the
+    point (the challenge of a stated misconception) a follow-up asks about."""
+    q = bank.get(event.question_id)
+    if event.type == "question":
+        return q.ask or q.question
+    probes = [kp.probe for kp in q.key_points if kp.text == event.point]
+    challenges = [
+        m.challenge
+        for m in q.rubric.misconceptions
+        if m.challenge and _normal(m.challenge) in _normal(event.text)
+    ]
+    return (challenges or probes or [""])[0]
+
+
 def run_sessions(manager: SessionManager, sessions: int, idf: IDF) -> list[dict]:
     bank = manager.services.bank
+    topics = sorted({q.topic for q in bank})
     out = []
     for i in range(sessions):
-        options = SessionOptions(
-            questions=1, mode="interview", backend="openai-compatible", source=SOURCES[i % 4], seed=i
-        )
+        # one question a session, each from another topic; answered with one optional point
+        # only (the weak answer the graph tests use), so that a core point stays open
+        options = SessionOptions(questions=1, mode="interview", backend="openai-compatible",
+                                 topics=(topics[i % len(topics)],), seed=i)  # fmt: skip
         t0 = time.perf_counter()
         sid, events = manager.start(options)
         turns = [time.perf_counter() - t0]
@@ -108,11 +131,12 @@ def run_sessions(manager: SessionManager, sessions: int, idf: IDF) -> list[dict]
             if view.finished:
                 break
             prompt = view.prompt()
-            qid = getattr(prompt, "question_id", None)
-            if qid and prompt is not None and prompt.type == "question":
-                answer = bank.get(qid).reference.split(". ")[0].lstrip("- ") + "."
+            if prompt is not None and prompt.type == "question" and prompt.question_id:
+                q = bank.get(prompt.question_id)
+                optional = [kp for kp in q.key_points if not kp.core]
+                answer = (optional or q.key_points)[-1].text
             else:
-                answer = "I think that's about all I'd say; maybe check the data too."
+                answer = "I'm not sure about that part, to be honest."
             t0 = time.perf_counter()
             got = manager.send(sid, answer)
             turns.append(time.perf_counter() - t0)
@@ -122,23 +146,25 @@ def run_sessions(manager: SessionManager, sessions: int, idf: IDF) -> list[dict]
             everything.extend(manager.send(sid, "/end"))
         lines = []
         for e in everything:
-            if isinstance(e, dict):
+            if isinstance(e, dict) or e.type not in ("question", "follow_up"):
                 continue
-            if e.type in ("question", "follow_up"):
-                q = bank.get(e.question_id) if e.question_id else None
-                point = getattr(e, "point", "") or ""
-                leak = leak_score(idf, point, e.text, q.question) if point and q else None
-                lines.append({"kind": e.type, "phrased_by": e.phrased_by, "text": e.text, "point": point,
-                              "leak": None if leak is None else round(leak, 3)})  # fmt: skip
+            q = bank.get(e.question_id)
+            point = getattr(e, "point", "") or ""
+            leak = leak_score(idf, point, e.text, q.question) if point else None
+            script = scripted(bank, e)
+            lines.append({"kind": e.type, "phrased_by": e.phrased_by, "text": e.text, "point": point,
+                          "script": script, "verbatim": _normal(script) == _normal(e.text),
+                          "leak": None if leak is None else round(leak, 3)})  # fmt: skip
         notices = [e.text for e in everything if not isinstance(e, dict) and e.type == "notice"]
         transcript = [
             (e["type"] if isinstance(e, dict) else e.type, e["text"] if isinstance(e, dict) else e.text)
             for e in everything
             if isinstance(e, dict) or e.type in ("question", "follow_up", "grade", "notice")
         ]
-        out.append({"session": i, "lines": lines, "notices": notices, "turn_s": [round(t, 2) for t in turns],
-                    "transcript": transcript})  # fmt: skip
-        print(f"session {i + 1}/{sessions}: {sum(x['phrased_by'] == 'llm' for x in lines)}/{len(lines)} LLM lines, "
+        out.append({"session": i, "question_id": events[-1].question_id, "lines": lines, "notices": notices,
+                    "turn_s": [round(t, 2) for t in turns], "transcript": transcript})  # fmt: skip
+        print(f"session {i + 1}/{sessions} ({events[-1].question_id}): "
+              f"{sum(x['phrased_by'] == 'llm' for x in lines)}/{len(lines)} LLM lines, "
               f"turns {[round(t, 1) for t in turns]} s", flush=True)  # fmt: skip
     return out
 
@@ -148,8 +174,8 @@ def summarise(rows: list[dict], threads: list[dict], used_threads: int) -> dict:
     llm = [x for x in lines if x["phrased_by"] == "llm"]
     leaks = [x["leak"] for x in llm if x["leak"] is not None]
     turns = [t for r in rows for t in r["turn_s"]]
-    reasons = Counter(
-        n.split(":", 1)[-1].strip()[:80] for r in rows for n in r["notices"] if "LLM" in n or "llm" in n
+    reasons = Counter(  # "The openai-compatible phrasing was unusable (no question mark); ..."
+        n.split("(", 1)[-1].rsplit(")", 1)[0][:80] for r in rows for n in set(r["notices"]) if "unusable" in n
     )
     by_kind = {
         kind: f"{sum(x['phrased_by'] == 'llm' for x in lines if x['kind'] == kind)}/{sum(x['kind'] == kind for x in lines)}"
@@ -160,6 +186,10 @@ def summarise(rows: list[dict], threads: list[dict], used_threads: int) -> dict:
         "lines": len(lines),
         "llm_used": round(len(llm) / max(len(lines), 1), 3),
         "llm_used_by_kind": by_kind,
+        "llm_verbatim": round(
+            sum(x["verbatim"] for x in llm) / max(len(llm), 1), 3
+        ),  # the script's line, unchanged
+        "questions": len({r["question_id"] for r in rows}),
         "rejections": dict(reasons.most_common(8)),
         "follow_up_leak": {
             "n": len(leaks),
@@ -183,14 +213,24 @@ def markdown(summary: dict, rows: list[dict]) -> str:
     out += [f"- sessions: {s['sessions']}, interviewer lines: {s['lines']}",
             f"- LLM wordings used: {s['llm_used']:.0%} (questions {s['llm_used_by_kind']['question']}, "
             f"follow-ups {s['llm_used_by_kind']['follow_up']}); the rest fell back to the script, announced",
+            f"- LLM wordings that are the script's line unchanged (case and punctuation aside): {s['llm_verbatim']:.0%}",
+            f"- distinct questions: {s['questions']}",
             f"- rejections: {s['rejections']}",
             f"- leak score of used follow-ups (bound {LEAK_BOUND}): median {s['follow_up_leak']['median']}, "
             f"max {s['follow_up_leak']['max']}, over the bound {s['follow_up_leak']['over_bound']}",
             f"- seconds per turn: median {s['turn_s']['median']}, p90 {s['turn_s']['p90']}, max {s['turn_s']['max']}",
             f"- llama.cpp threads: {s['threads']} (used: {s['threads_used']})", ""]  # fmt: skip
-    for r in rows[:3]:
-        out += [f"## Session {r['session'] + 1}", "", "```"]
-        out += [f"{kind:>9}: {text}" for kind, text in r["transcript"]]
+    for r in [r for r in rows if any(x["kind"] == "follow_up" for x in r["lines"])][:3]:
+        out += [f"## Session {r['session'] + 1} ({r['question_id']})", "", "```"]
+        for kind, text in r["transcript"]:  # as the terminal prints them
+            if kind == "you":
+                out += ["", *(f"> {line}" for line in textwrap.wrap(text, 88)), ""]
+            elif kind == "grade":
+                out += [f"  {line}" for line in textwrap.wrap(text, 86)]
+            elif kind == "notice":
+                out.append(f"note: {text}")
+            else:
+                out += ["", *textwrap.wrap(text, 88)]
         out += ["```", ""]
     return "\n".join(out) + "\n"
 
@@ -203,8 +243,15 @@ def main() -> int:
         "--threads", type=int, default=None, help="llama.cpp threads (default: the faster measured, else 1)"
     )
     parser.add_argument("--compare-threads", action="store_true")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the summary from the saved JSON")
     parser.add_argument("--out", type=Path, default=ROOT / "evals" / "results")
     args = parser.parse_args()
+    if args.report_only:
+        saved = json.loads((args.out / "llm-sessions.json").read_text(encoding="utf-8"))
+        summary = summarise(saved["sessions"], saved["summary"]["threads"], saved["summary"]["threads_used"])
+        (args.out / "llm-sessions.md").write_text(markdown(summary, saved["sessions"]), encoding="utf-8")
+        print(json.dumps(summary, indent=1))
+        return 0
     settings = load_settings()
     gguf = args.gguf or joined_gguf(settings.home / "models")
     threads = [time_threads(gguf, t) for t in (1, 2)] if args.compare_threads else []

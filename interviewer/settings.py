@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -85,7 +85,9 @@ class Settings(BaseSettings):
         default=None, ge=1, description="turns the app processes at once; default 2 per core (16 with an LLM)"
     )
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 -> a Chroma server
-    checkpoint_url: str | None = None  # postgresql://... -> Postgres checkpointer
+    # postgresql://... -> the progress store and the session checkpoints in Postgres (a cohort)
+    database_url: str | None = None
+    checkpoint_url: str | None = None  # postgresql://... -> only the checkpoints in Postgres (older setting)
 
     backend: str = "rubric"
     grader: str = "rubric"
@@ -105,6 +107,16 @@ class Settings(BaseSettings):
     max_audio_s: float = 600.0
     max_follow_ups: int = 2
     auth: SecretStr | None = None  # "user:password" for a shared app
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, url: str | None) -> str | None:
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "INTERVIEWER_DATABASE_URL must be a postgresql:// URL; "
+                "unset it to keep SQLite in the data directory"
+            )
+        return url or None
 
     @property
     def openai_api_key(self) -> SecretStr | None:

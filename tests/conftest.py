@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -91,6 +97,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in (
         "INTERVIEWER_CHROMA_URL",
         "INTERVIEWER_CHECKPOINT_URL",
+        "INTERVIEWER_DATABASE_URL",
         "INTERVIEWER_LLM_BASE_URL",
         "OPENAI_API_KEY",
     ):
@@ -180,3 +187,41 @@ def manager(settings, services):  # type: ignore[no-untyped-def]
     from interviewer.interview.session import SessionManager
 
     return SessionManager(settings, services=services, checkpointer=InMemorySaver())
+
+
+# ---------------------------------------------------------------- Postgres
+
+
+def _initdb() -> str | None:
+    found = shutil.which("initdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))), None)
+    return found
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A private Postgres cluster on a free local port, torn down after the test."""
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    initdb = _initdb()
+    if initdb is None:
+        pytest.skip("postgres is not installed (apt-get install postgresql)")
+    bindir = Path(initdb).parent
+    root = Path(tempfile.mkdtemp(prefix="interviewer-pg-"))
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the cluster as the postgres user
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = lambda *cmd: subprocess.run([*as_user, *cmd], check=True, capture_output=True)  # noqa: E731
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust")
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets}"
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(root, ignore_errors=True)

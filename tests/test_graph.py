@@ -47,15 +47,21 @@ def test_weak_answer_gets_a_follow_up_on_a_missed_point_and_a_complete_one_does_
     after_weak = manager.send(sid, weak_answer(q))
     assert types(after_weak) == ["answer", "grade", "follow_up"]
     grade, follow = first(after_weak, "grade"), first(after_weak, "follow_up")
-    assert follow.point in grade.missed  # type: ignore[attr-defined]
+    # the grade is held: nothing the answer missed is read out before the follow-up asks for it
+    assert grade.held and grade.missed == []  # type: ignore[attr-defined]
+    assert all(p["status"] != "missed" for p in grade.points)  # type: ignore[attr-defined]
+    assert not any(kp.text in grade.text for kp in q.key_points) and q.reference[:40] not in grade.text
     assert follow.point not in follow.text  # type: ignore[attr-defined]  # it asks, it does not tell
     # a reaction to the answer, then the scripted probe of the point it asks about
     target = next(kp for kp in q.key_points if kp.text == follow.point)  # type: ignore[attr-defined]
     assert follow.text.endswith(target.probe) and follow.text != target.probe  # type: ignore[attr-defined]
     assert follow.sources and all(s["citation"] for s in follow.sources)  # type: ignore[attr-defined]
 
-    events = manager.send(sid, "/skip")  # leave the follow-up: next question
-    assert types(events) == ["skip", "question"]
+    events = manager.send(sid, "/skip")  # leave the follow-up: the debrief, then the next question
+    assert types(events) == ["skip", "grade", "question"]
+    debrief = first(events, "grade")
+    assert debrief.debrief and follow.point in debrief.missed  # type: ignore[attr-defined]
+    assert debrief.text != grade.text and "missing" in debrief.text.lower()
     q2 = bank.get(events[-1].question_id or "")
     events = manager.send(sid, q2.reference)
     assert types(events) == ["answer", "grade", "question"]  # complete: no follow-up
@@ -160,8 +166,10 @@ def test_a_stated_misconception_gets_its_challenge_not_a_probe(manager: SessionM
     wrong = q.rubric.misconceptions[0]
     events = manager.send(sid, wrong.text)
     grade, follow = first(events, "grade"), first(events, "follow_up")
-    assert wrong.text in grade.misconceptions  # type: ignore[attr-defined]
+    assert grade.held and grade.misconceptions == []  # the push-back comes first, the verdict later  # type: ignore[attr-defined]
     assert follow.text == f"Hold on a second. {wrong.challenge}"
+    debrief = first(manager.send(sid, "/skip"), "grade")
+    assert debrief.debrief and wrong.text in debrief.misconceptions  # type: ignore[attr-defined]
 
 
 def test_answer_command_reveals_the_model_answer_with_sources(manager: SessionManager) -> None:

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import glob
-import os
-import shutil
 import socket
 import sqlite3
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,30 +32,43 @@ def attempt(n: int, score: float | None = 3.0, session: str = "s1", qid: str = "
     }  # fmt: skip
 
 
-def test_attempts_are_stored_once_and_read_back(tmp_path: Path) -> None:
-    store = ProgressStore(tmp_path / "p.sqlite")
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where a progress store lives: the same tests run against both databases."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return tmp_path / "p.sqlite"
+
+
+def test_attempts_are_stored_once_and_read_back(location: str | Path) -> None:
+    store = ProgressStore(location)
     assert store.record_attempt(attempt(1))
     assert not store.record_attempt(attempt(1))  # a re-run node
     store.record_attempt(attempt(2, score=None))
+    for n in range(3, 12):  # "s1:10" comes after "s1:9" when two attempts share a time
+        store.record_attempt({**attempt(n), "answered_at": attempt(3)["answered_at"]})
     rows = store.attempts("s1")
-    assert [r["id"] for r in rows] == ["s1:1", "s1:2"]
+    assert [r["id"] for r in rows] == [f"s1:{n}" for n in range(1, 12)]
     assert rows[0] == attempt(1)
     store.close()
-    assert ProgressStore(tmp_path / "p.sqlite").attempts() == rows  # survives reopening
+    again = ProgressStore(location)  # survives reopening (and creating the schema again)
+    assert again.attempts() == rows
+    again.close()
 
 
-def test_schedule_is_reviewed_once_per_session(tmp_path: Path) -> None:
-    store = ProgressStore(tmp_path / "p.sqlite")
+def test_schedule_is_reviewed_once_per_session(location: str | Path) -> None:
+    store = ProgressStore(location)
     assert store.record_review("s1", "004-01", 1.0, NOW)
     assert not store.record_review("s1", "004-01", 5.0, NOW)  # the re-run changes nothing
     history = store.history()["004-01"]
     assert history.last_score == 1.0 and history.reviews == 1 and history.due == NOW + timedelta(minutes=1)
     store.record_review("s2", "004-01", 5.0, NOW + timedelta(hours=1))
     assert store.history()["004-01"].reviews == 2
+    store.close()
 
 
-def test_sessions_last_unfinished_first(tmp_path: Path) -> None:
-    store = ProgressStore(tmp_path / "p.sqlite")
+def test_sessions_last_unfinished_first(location: str | Path) -> None:
+    store = ProgressStore(location)
     options = {"mode": "drill", "backend": "rubric"}
     store.start_session("old", options, NOW)
     store.start_session("new", options, NOW + timedelta(minutes=5))
@@ -72,6 +79,33 @@ def test_sessions_last_unfinished_first(tmp_path: Path) -> None:
     assert [s.id for s in store.sessions()] == ["old", "new"]
     store.finish_session("old", NOW + timedelta(minutes=8))
     assert store.last_session_id() is None
+    store.close()
+
+
+def test_a_postgres_database_of_a_newer_schema_is_refused(postgres_url: str) -> None:
+    import psycopg
+
+    ProgressStore(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    with pytest.raises(StorageError, match="newer interviewer"):
+        ProgressStore(postgres_url)
+
+
+def test_an_unreachable_progress_database_says_what_to_do() -> None:
+    pytest.importorskip("psycopg")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(StorageError, match="INTERVIEWER_DATABASE_URL") as caught:
+        ProgressStore(f"postgresql://someone:hunter2@127.0.0.1:{port}/x")
+    assert "hunter2" not in str(caught.value)  # the password is never shown
+
+
+def test_a_database_url_that_is_not_postgres_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERVIEWER_DATABASE_URL", "mysql://x@y/z")
+    with pytest.raises(ValueError, match="postgresql://"):
+        load_settings()
 
 
 @pytest.mark.parametrize(
@@ -267,41 +301,6 @@ def test_a_kill_between_a_steps_writes_and_its_checkpoint_resumes(settings, shar
 
 
 # ---------------------------------------------------------------- Postgres
-
-
-def _initdb() -> str | None:
-    found = shutil.which("initdb") or next(iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))), None)
-    return found
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A private Postgres cluster on a free local port, torn down after the test."""
-    pytest.importorskip("langgraph.checkpoint.postgres")
-    initdb = _initdb()
-    if initdb is None:
-        pytest.skip("postgres is not installed (apt-get install postgresql)")
-    bindir = Path(initdb).parent
-    root = Path(tempfile.mkdtemp(prefix="interviewer-pg-"))
-    data, sockets = root / "data", root / "sock"
-    sockets.mkdir()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the cluster as the postgres user
-        shutil.chown(root, "postgres")
-        shutil.chown(sockets, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    run = lambda *cmd: subprocess.run([*as_user, *cmd], check=True, capture_output=True)  # noqa: E731
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust")
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets}"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start")
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -77,7 +77,9 @@ def test_piped_commands_and_eof_end_with_a_summary(settings, manager: SessionMan
     kinds = [e["type"] for e in events]
     assert kinds[:5] == ["question", "hint", "question", "reveal", "question"]
     assert events[2]["repeat"] and events[2]["text"] == events[0]["text"]
-    assert kinds[5:] == ["answer", "grade", "follow_up", "summary"]
+    # the grade is held while the follow-up asks; ending the session gives the debrief
+    assert kinds[5:] == ["answer", "grade", "follow_up", "grade", "summary"]
+    assert events[6]["held"] and events[8]["debrief"] and events[8]["missed"]
     assert events[5]["text"] == "It depends on the data,\nand on the model."
     assert len({e["session_id"] for e in events}) == 1
     assert all({"type", "session_id", "question_id", "text"} <= set(e) for e in events)
@@ -203,11 +205,21 @@ def test_piped_session_follows_up_a_weak_answer_only(home: Path, settings) -> No
     practice = Practice(home, home / "log.jsonl", "--source", "004", "--questions", "3")
     events = answer_all(practice, bank, weak_first=True)
     assert practice.finish() == 0
-    grades = [(i, e) for i, e in enumerate(events) if e["type"] == "grade" and not e["follow_up_point"]]
+    grades = [
+        (i, e) for i, e in enumerate(events)
+        if e["type"] == "grade" and not e["follow_up_point"] and not e["debrief"]
+    ]  # fmt: skip
     assert len(grades) == 3
     (i, weak), *complete = grades
     follow = events[i + 1]
-    assert follow["type"] == "follow_up" and follow["point"] in weak["missed"]
+    covered = {p["text"] for p in weak["points"] if p["status"] == "covered"}
+    assert (
+        weak["held"]
+        and weak["missed"] == []
+        and follow["type"] == "follow_up"
+        and follow["point"] not in covered
+    )
+    assert sum(e["type"] == "grade" and e["debrief"] for e in events) == 1
     follow_ups = [e for e in events if e["type"] == "follow_up"]
     assert 1 <= len(follow_ups) <= 2 and {e["question_id"] for e in follow_ups} == {weak["question_id"]}
     for j, grade in complete:
@@ -240,7 +252,7 @@ def test_killed_session_resumes_without_losing_or_repeating_answers(home: Path) 
     manager = SessionManager(settings)
     stored = manager.state(sid).events
     manager.close()
-    graded = [e for e in stored if e.type == "grade"]
+    graded = [e for e in stored if e.type == "grade" and not e.debrief]  # type: ignore[attr-defined]
     asked = [e.question_id for e in stored if e.type == "question" and not e.repeat]  # type: ignore[attr-defined]
     # No answer lost: the answer given before the kill is stored, once, with its grade.
     assert [a["answer"] for a in attempts].count(weak) == 1

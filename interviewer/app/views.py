@@ -85,11 +85,14 @@ def event_message(event: Event) -> Message | None:
         spoken = f"*Spoken answer — {speech_figures(e['delivery'])}*\n\n" if e["audio"] else ""
         return {"role": "user", "content": spoken + (e["text"] or "*(no words)*")}
     if kind == "grade":
+        if e.get("held"):  # a follow-up comes next: what was missed waits for the debrief
+            return {"role": "assistant", "content": f"Score **{e['score']:g}/5**. {e['text']}"}
         running = f" — question now **{e['running_score']:g}/5**" if e["follow_up_point"] else ""
         covered = sum(p["status"] == "covered" for p in e["points"])
+        lead = "Debrief: this question scores" if e.get("debrief") else "Score"
         return {
             "role": "assistant",
-            "content": f"Score **{e['score']:g}/5**{running} · {covered} of {len(e['points'])} "
+            "content": f"{lead} **{e['score']:g}/5**{running} · {covered} of {len(e['points'])} "
             f"key points covered. {e['text']}",
         }
     if kind == "hint":
@@ -152,6 +155,10 @@ def grade_panel(events: Sequence[Event]) -> str:
     title = f"Question {question.number} · " if question else ""
     what = "follow-up" if grade.follow_up_point else "answer"
     lines = [f"### {title}{what} scored {grade.score:g}/5"]
+    if grade.debrief:
+        lines = [f"### {title}debrief: {grade.score:g}/5 with the follow-ups counted"]
+    elif grade.held:
+        lines.append("What the answer missed is shown in the debrief, once the follow-ups are done.")
     if grade.follow_up_point:
         lines.append(f"The question now stands at **{grade.running_score:g}/5** with follow-ups.")
     for status in ("covered", "partial", "missed"):

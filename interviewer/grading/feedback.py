@@ -65,14 +65,17 @@ def reference_sentence(reference: str, point: str) -> str:
 
     >>> reference_sentence("Warm up first. Then clip the gradient norm at 1.0.", "clip gradient norms")
     'Then clip the gradient norm at 1.0.'
+    >>> reference_sentence("- Warm up first.\\n- Clip the gradient norm at 1.0", "clip gradient norms")
+    'Clip the gradient norm at 1.0.'
     """
     wanted = set(content_stems(point))
     best, share = "", 0.0
-    for sentence in re.split(r"(?<=[.!?])\s+", reference.strip()):
+    # sentences, and the bullets of a reference written as a list (without their markers)
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+\s*(?:[-*•]\s+)?", reference.strip()):
         got = len(wanted & set(content_stems(sentence))) / max(len(wanted), 1)
         if got > share:
-            best, share = sentence.strip(), got
-    return best
+            best, share = sentence.strip().lstrip("-*• ").strip(), got
+    return best if not best or best[-1] in ".!?" else best + "."
 
 
 def write_feedback(

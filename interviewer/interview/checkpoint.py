@@ -2,7 +2,7 @@
 
 `make_checkpointer(settings)` returns a LangGraph checkpointer: SQLite in the
 data directory by default (one process, or several taking turns), or Postgres
-when `INTERVIEWER_CHECKPOINT_URL` is set (several app instances sharing
+when `INTERVIEWER_DATABASE_URL` (or the older `INTERVIEWER_CHECKPOINT_URL`) is set (several app instances sharing
 sessions). Postgres needs the `postgres` extra; it is imported only here.
 
 This module stores no progress (progress.py) and knows nothing of the graph.
@@ -51,7 +51,7 @@ def make_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as exc:
         raise BackendUnavailable(
-            "INTERVIEWER_CHECKPOINT_URL is set but the Postgres checkpointer is not installed: "
+            "A Postgres database URL is set but the Postgres checkpointer is not installed: "
             "`pip install 'interviewer[postgres]'`, or unset the variable to use SQLite."
         ) from exc
     try:  # one direct connection first: a dead server fails now, not after the pool's retries
@@ -79,14 +79,16 @@ def _unreachable(exc: Exception) -> BackendUnavailable:
     first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return BackendUnavailable(
         f"Cannot reach the Postgres checkpoint database ({exc.__class__.__name__}: {first_line}). "
-        "Check INTERVIEWER_CHECKPOINT_URL and that the server is running, or unset it to use SQLite."
+        "Check INTERVIEWER_DATABASE_URL (or INTERVIEWER_CHECKPOINT_URL) and that the server is running, "
+        "or unset it to use SQLite."
     )
 
 
 def make_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:
     """The checkpointer the settings ask for. Close it with `close_checkpointer`."""
-    if settings.checkpoint_url:
-        return make_postgres_checkpointer(settings.checkpoint_url)
+    url = settings.database_url or settings.checkpoint_url
+    if url:
+        return make_postgres_checkpointer(url)
     return make_sqlite_checkpointer(settings)
 
 

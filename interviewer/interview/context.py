@@ -88,7 +88,7 @@ class Services:
     def progress(self) -> ProgressStore:
         with self._lock:
             if self._progress is None:
-                self._progress = ProgressStore(self.settings.progress_path)
+                self._progress = ProgressStore(self.settings.database_url or self.settings.progress_path)
             return self._progress
 
     @property

@@ -34,6 +34,7 @@ from interviewer.corpus.schema import Question, Rubric
 from interviewer.errors import BackendUnavailable, BadAudio
 from interviewer.grading import Grade
 from interviewer.grading.calibration import load_calibration
+from interviewer.grading.feedback import write_feedback
 from interviewer.grading.grade import KeyPointResult, MisconceptionResult, NumericCheck, aggregate
 from interviewer.interview import prompts
 from interviewer.interview.context import Context, Services
@@ -226,10 +227,17 @@ def grade(state: State, runtime: Ctx) -> dict[str, Any]:
                            score=g.score, missed=missed, grade_ms=g.latency_ms)  # fmt: skip
     turn = {**turn, "attempts": [*turn["attempts"], attempt]}
     shown = [p.model_dump(include={"text", "core", "status", "evidence"}) for p in g.key_points]
-    event = GradeEvent(sid, q.id, g.feedback, score=g.score, running_score=turn["score"] or 0.0,
-                       follow_up_point=point_text, points=shown, missed=missed,
-                       misconceptions=[m.text for m in g.misconceptions], flags=list(g.flags),
-                       grader=g.grader.grader, latency_ms=g.latency_ms)  # fmt: skip
+    if _follows_up(turn, opts):  # hold back what was missed: the follow-up asks for it
+        turn = {**turn, "held": True}
+        event = GradeEvent(sid, q.id, prompts.GRADE_HELD, score=g.score, running_score=turn["score"] or 0.0,
+                           follow_up_point=point_text, points=[p for p in shown if p["status"] != "missed"],
+                           flags=list(g.flags), grader=g.grader.grader, latency_ms=g.latency_ms,
+                           held=True)  # fmt: skip
+    else:
+        event = GradeEvent(sid, q.id, g.feedback, score=g.score, running_score=turn["score"] or 0.0,
+                           follow_up_point=point_text, points=shown, missed=missed,
+                           misconceptions=[m.text for m in g.misconceptions], flags=list(g.flags),
+                           grader=g.grader.grader, latency_ms=g.latency_ms)  # fmt: skip
     if g.grader.fallback:  # the LLM grader fell back to the embedded one: say so
         text = prompts.NOTICE_GRADER_FALLBACK.format(reason=g.grader.fallback[:160])
         events.append(NoticeEvent(sid, q.id, text).to_json())
@@ -335,7 +343,27 @@ def finish_question(state: State, runtime: Ctx) -> dict[str, Any]:
                               "first_score": turn["first_score"], "missed": missed, "outcome": outcome,
                               "hints": turn["hints"], "follow_ups": turn["follow_ups"]}  # fmt: skip
     updates["results"] = [*state.results, result]
+    if turn.get("held") and turn["points"] is not None:
+        updates["events"] = [_debrief(state.session_id, q, turn).to_json()]
     return updates
+
+
+def _debrief(session_id: str, q: Question, turn: Turn) -> GradeEvent:
+    """The question's closing grade after a held one: every point as it stands with the
+    follow-ups counted, and the feedback written for that, in the shared words."""
+    assert turn["points"] is not None
+    points = [KeyPointResult.model_validate(p) for p in turn["points"]]
+    stated = [MisconceptionResult.model_validate(m) for m in turn["misconceptions"]]
+    numeric = NumericCheck.model_validate(turn["numeric"]) if turn["numeric"] else None
+    first = next((a["grade"] for a in turn["attempts"] if a["kind"] == "answer" and a["grade"]), None) or {}
+    flags = list(first.get("flags", []))
+    text = write_feedback(points, stated, numeric, flags, reference=q.reference)
+    shown = [p.model_dump(include={"text", "core", "status", "evidence"}) for p in points]
+    missed = [p.text for p in points if p.core and p.status != "covered"]
+    score = turn["score"] or 0.0
+    return GradeEvent(session_id, q.id, text, score=score, running_score=score, points=shown, missed=missed,
+                      misconceptions=[m.text for m in stated], flags=flags,
+                      grader=str(first.get("grader", {}).get("grader", "")), debrief=True)  # fmt: skip
 
 
 def summarize(state: State, runtime: Ctx) -> dict[str, Any]:
@@ -369,11 +397,15 @@ def route_transcribed(state: State) -> Literal["grade", "await_answer"]:
 
 def route_after_record(state: State) -> Literal["follow_up", "finish_question"]:
     """Follow up while a core point is open and the cap allows; drill mode never follows up."""
-    turn, opts = state.turn, _opts(state)
-    assert turn is not None
+    assert state.turn is not None
+    return "follow_up" if _follows_up(state.turn, _opts(state)) else "finish_question"
+
+
+def _follows_up(turn: Turn, opts: dict[str, Any]) -> bool:
+    """A core point is open, the question is not closed, and the mode and cap allow a follow-up."""
     if turn["outcome"] is not None or opts["mode"] == "drill" or turn["follow_ups"] >= opts["max_follow_ups"]:
-        return "finish_question"
-    return "follow_up" if next_target(turn) is not None else "finish_question"
+        return False
+    return next_target(turn) is not None
 
 
 def route_after_finish(state: State) -> Literal["pick_question", "summarize"]:

@@ -30,6 +30,8 @@ HINT_OPEN = "Think about what could go wrong, what you would measure, and what y
 HINT_NONE = "No more hints for this one. Answer what you can, or type /answer to see the model answer."
 
 SKIPPED = "Skipped. It will come back in a later session."
+# A grade shown while a follow-up is still to come: what was missed waits for the debrief.
+GRADE_HELD = "Noted. What you missed comes in the debrief, once we're done with this question."
 SKIPPED_FOLLOW_UP = "Follow-up skipped; moving on."
 ENDED = "Session ended early."
 

@@ -283,7 +283,7 @@ class SessionManager:
         threading.Thread(target=run, name="interviewer-prefetch").start()
 
     def _where(self) -> str:
-        url = self.settings.checkpoint_url
+        url = self.settings.database_url or self.settings.checkpoint_url
         return "the Postgres checkpoints" if url else str(self.settings.checkpoint_path)
 
     @staticmethod

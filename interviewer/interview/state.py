@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict
 
 Mode = Literal["drill", "interview"]
 InputKind = Literal["answer", "audio", "skip", "hint", "reveal", "repeat", "end"]
@@ -105,6 +105,9 @@ class Turn(TypedDict):
     prompt_hints: int  # hints taken since the current prompt was shown
     attempts: list[Attempt]
     outcome: Outcome | None
+    # a grade of this question was held back because a follow-up probed what it missed:
+    # the debrief comes when the question is done (absent in sessions saved before it existed)
+    held: NotRequired[bool]
 
 
 class QuestionResult(TypedDict):
@@ -191,6 +194,11 @@ class GradeEvent(Event):
     flags: list[str] = field(default_factory=list)
     grader: str = ""
     latency_ms: float = 0.0
+    # held: a follow-up comes next and probes what the answer missed, so only what it got
+    # right is shown (an interviewer does not read out the answer before asking for it)
+    held: bool = False
+    # debrief: the question's closing grade, follow-ups counted, after a held grade
+    debrief: bool = False
 
 
 @dataclass(frozen=True)

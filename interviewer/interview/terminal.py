@@ -86,8 +86,11 @@ def render(event: Event) -> str:
         pace = f" ({d.get('words_per_minute', 0):g} wpm, {d.get('fillers_per_minute', 0):g} fillers/min)"
         return f"You said: {_wrap(e['text'])}{pace if d else ''}"
     if kind == "grade":
-        lines = [f"Score {e['score']:g}/5" + (f" — question now {e['running_score']:g}/5"
-                                                if e["follow_up_point"] else "")]  # fmt: skip
+        if e.get("debrief"):
+            lines = [f"Debrief: the question scores {e['score']:g}/5 with the follow-ups counted"]
+        else:
+            lines = [f"Score {e['score']:g}/5" + (f" — question now {e['running_score']:g}/5"
+                                                    if e["follow_up_point"] else "")]  # fmt: skip
         for p in e["points"]:
             optional = "" if p["core"] else " (optional)"
             quote = f' — "{p["evidence"][:160]}"' if p["evidence"] else ""

@@ -81,7 +81,7 @@ class OpenAIBackend:
                 model=self.model, messages=_params(messages), **kwargs
             )
         except openai.OpenAIError as exc:
-            raise self._translate(exc, timeout_s) from exc
+            raise self._translate(exc, timeout_s) from self._safe_cause(exc)
         if not reply.choices:
             raise InvalidModelReply(f"{self._where()} returned no choices for model {self.model!r}.")
         message = reply.choices[0].message
@@ -105,7 +105,7 @@ class OpenAIBackend:
                 if chunk.choices and chunk.choices[0].delta.content:
                     yield chunk.choices[0].delta.content
         except openai.OpenAIError as exc:
-            raise self._translate(exc, None) from exc
+            raise self._translate(exc, None) from self._safe_cause(exc)
 
     def _get_client(self) -> OpenAI:
         with self._lock:
@@ -132,6 +132,11 @@ class OpenAIBackend:
         if self.name == "openai":
             return "OpenAI"
         return f"The LLM server at {self.base_url}"
+
+    def _safe_cause(self, exc: Exception) -> Exception | None:
+        """The client's error as the cause, unless its text holds the key (a server may echo the
+        Authorization header): then none, so that no logged traceback carries the key."""
+        return None if len(self._api_key) >= 8 and self._api_key in str(exc) else exc
 
     def _translate(self, exc: Exception, timeout_s: float | None) -> Exception:
         """One user-facing error for whatever the client raised, never showing the API key.
