@@ -39,7 +39,8 @@ from interviewer.grading.calibration import (
     data_hash,
     feature_row,
 )
-from interviewer.grading.rubric import EMPTY_FLAGS, Analysis, RubricGrader
+from interviewer.grading.decision import EMPTY_FLAGS, Analysis, decide
+from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import Settings, load_settings
 
 INVARIANCE_WEIGHT = 0.1  # see the objective in main()
@@ -270,18 +271,16 @@ def fit(
     print(f"twin pairs: {len(twins)}", file=sys.stderr)
 
     def qwk(c: Calibration) -> float:
-        g = RubricGrader(settings, c)
-        g.embedder = grader.embedder
-        scores = [g.decide(q, an).score for q, an in zip(questions, analyses, strict=True)]
+        scores = [decide(q, an, c).score for q, an in zip(questions, analyses, strict=True)]
         invariance = float(np.mean([abs(scores[i] - scores[j]) <= 0.5 for i, j in pairs])) if pairs else 1.0
         objective = quadratic_weighted_kappa(expert, scores) + INVARIANCE_WEIGHT * invariance
         if twins:
-            graded = [(g.decide(q, r).score, g.decide(q, w).score) for q, r, w in twins]
+            graded = [(decide(q, r, c).score, decide(q, w, c).score) for q, r, w in twins]
             higher = float(np.mean([r > w for r, w in graded]))
             below = float(np.mean([w < 2.5 for _, w in graded]))
             objective += TWIN_WEIGHT * (higher + below) / 2
         if references:
-            right = [g.decide(q, an).score >= REFERENCE_FLOOR for q, an in references]
+            right = [decide(q, an, c).score >= REFERENCE_FLOOR for q, an in references]
             objective += REFERENCE_WEIGHT * float(np.mean(right))
         return objective
 
@@ -320,9 +319,7 @@ def fit(
     free_analyses = [grader.analyze(q, a.answer) for q, a in zip(free_questions, answers, strict=True)]
 
     def free_qwk(c: Calibration) -> float:
-        g = RubricGrader(settings, c)
-        g.embedder = grader.embedder
-        scores = [g.decide(q, an).score for q, an in zip(free_questions, free_analyses, strict=True)]
+        scores = [decide(q, an, c).score for q, an in zip(free_questions, free_analyses, strict=True)]
         return quadratic_weighted_kappa(expert, scores)
 
     free_grid: Grid = {

@@ -23,7 +23,8 @@ from calibrate import analyse, fit
 
 from interviewer.corpus.bank import load_bank
 from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa, tier_ordering
-from interviewer.grading.rubric import Analysis, RubricGrader
+from interviewer.grading.decision import Analysis, decide
+from interviewer.grading.rubric import RubricGrader
 from interviewer.settings import Settings, load_settings
 
 
@@ -41,11 +42,9 @@ def out_of_fold(
     for k in range(folds):
         train = [i for i, a in enumerate(answers) if fold_of[a.question_id] != k]
         cal = fit(settings, grader, [answers[i] for i in train], [analyses[i] for i in train], free=False)
-        g = RubricGrader(settings, cal)
-        g.embedder = grader.embedder
         for a, an in zip(answers, analyses, strict=True):
             if fold_of[a.question_id] == k:
-                scores[a.id] = g.decide(bank.get(a.question_id), an).score
+                scores[a.id] = decide(bank.get(a.question_id), an, cal).score
     return scores
 
 

@@ -209,7 +209,10 @@ def test_a_spoken_and_typed_interview_ends_with_its_report(
     shot(page, "2-mid-session")
     if "follow-up" in text(page, "#status"):
         send_typed(page, bank.get(first).reference)  # the model answer covers the point asked about
-        wait_text(page, "#grade", "follow-up scored")
+        page.wait_for_function(  # the follow-up's grade, or the question's debrief when it was the last
+            "() => ['follow-up scored', 'debrief'].some(w => document.querySelector('#grade').innerText.includes(w))",
+            timeout=60_000,
+        )
     if "follow-up" in text(page, "#status"):
         page.click("#skip")  # on to question 2
     wait_text(page, "#status", "question 2 of 2 · your answer")

@@ -6,8 +6,9 @@ import pytest
 
 from interviewer.corpus.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
+from interviewer.grading.decision import gives_other_numbers
 from interviewer.grading.grade import ATTEMPT_FLAG
-from interviewer.grading.rubric import RubricGrader, gives_other_numbers
+from interviewer.grading.rubric import RubricGrader
 from interviewer.grading.text import refuting_spans, segment
 from interviewer.settings import load_settings
 

@@ -149,3 +149,17 @@ def test_a_line_break_inside_quoted_evidence_is_read_as_text(fallback, question)
     reply = verdicts(n, {0: "a bad batch of data"}).replace("a bad batch", "a bad\nbatch")
     grade = LLMGrader(ScriptedBackend(reply), fallback).grade(question, ANSWER)
     assert grade.grader.fallback is None and grade.key_points[0].status == "covered"
+
+
+def test_the_llm_grader_runs_no_embedding_model_unless_it_falls_back(question, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The LLM grades; the embedded analysis (MiniLM, WordLlama, the polarity reader) runs only
+    for the fallback, so a grade costs the LLM call and the cheap gates."""
+    fallback = RubricGrader(load_settings())
+    loads: list[str] = []
+    monkeypatch.setattr(fallback.embedder, "encode", lambda *a, **k: loads.append("MiniLM"))
+    monkeypatch.setattr(fallback, "analyze", lambda *a, **k: loads.append("analysis"))
+    backend = ScriptedBackend(verdicts(len(question.key_points), {0: "a bad batch of data"}))
+    grade = LLMGrader(backend, fallback).grade(question, ANSWER)  # type: ignore[arg-type]
+    assert grade.grader.grader == "llm" and grade.grader.fallback is None
+    assert grade.key_points[0].status == "covered"
+    assert loads == []

@@ -69,7 +69,8 @@ class Interviews:
             )
         self.settings, self.manager, self.speech = settings, manager, speech
         self.stage = "Starting…"
-        self._ready = threading.Event()
+        self._ready = threading.Event()  # the grading model is loaded (or failed to)
+        self._indexed = threading.Event()  # the vector index exists: a session can start
         self._error: InterviewerError | None = None
         self._warming = threading.Lock()
         self._started = False
@@ -86,6 +87,10 @@ class Interviews:
             if services.store.count() == 0:
                 self.stage = "Building the vector index (first run only, about 30 s)…"
                 self.manager.ensure_index()
+            # A session can start now: asking a question needs no model, and the first grade
+            # waits for the model loading below (it holds the model's lock) while the candidate
+            # reads the question and thinks.
+            self._indexed.set()
             backend = self.settings.backend
             if backend == "rubric":  # an LLM grader would make a paid call: it warms on first use
                 self.stage = "Loading the grading model (about 10 s)…"
@@ -102,6 +107,7 @@ class Interviews:
             raise
         finally:
             self.stage = "Ready."
+            self._indexed.set()
             self._ready.set()
 
     def _prime_bank(self, grader: Any) -> None:
@@ -114,9 +120,12 @@ class Interviews:
     def warm_up_in_background(self) -> None:
         threading.Thread(target=self.warm_up, name="interviewer-warm-up", daemon=True).start()
 
-    def wait_ready(self, progress: Any = None) -> None:
+    def wait_ready(self, progress: Any = None, *, to_start: bool = False) -> None:
+        """Until the warm-up is done, or with `to_start` only until a session can start
+        (the index exists; the grading model may still be loading)."""
         self.warm_up_in_background()
-        while not self._ready.wait(0.5):
+        event = self._indexed if to_start else self._ready
+        while not event.wait(0.5):
             if progress is not None:
                 progress(None, desc=self.stage)
         if self._error is not None:
@@ -209,7 +218,7 @@ class Interviews:
         progress: gr.Progress = PROGRESS,
     ) -> tuple[Any, ...]:
         try:
-            self.wait_ready(progress)
+            self.wait_ready(progress, to_start=True)
             progress(None, desc="Planning the session…")
             session_id, _ = self.manager.start(
                 self._options(topics, difficulty, source, questions, mode, backend)
@@ -330,7 +339,7 @@ class Interviews:
     ) -> dict[str, Any]:
         """Start a session. Returns {"session_id", "events", "awaiting", "number", "total", "finished"}."""
         try:
-            self.wait_ready()
+            self.wait_ready(to_start=True)
             session_id, events = self.manager.start(
                 self._options(topics, difficulty, source, questions, mode, backend)
             )

@@ -85,10 +85,13 @@ def event_message(event: Event) -> Message | None:
         spoken = f"*Spoken answer — {speech_figures(e['delivery'])}*\n\n" if e["audio"] else ""
         return {"role": "user", "content": spoken + (e["text"] or "*(no words)*")}
     if kind == "grade":
-        if e.get("held"):  # a follow-up comes next: what was missed waits for the debrief
-            return {"role": "assistant", "content": f"Score **{e['score']:g}/5**. {e['text']}"}
-        running = f" — question now **{e['running_score']:g}/5**" if e["follow_up_point"] else ""
         covered = sum(p["status"] == "covered" for p in e["points"])
+        if e.get("held"):  # a follow-up comes next: what was missed waits for the debrief
+            return {
+                "role": "assistant",
+                "content": f"Score **{e['score']:g}/5** · {covered} key points covered so far. {e['text']}",
+            }
+        running = f" — question now **{e['running_score']:g}/5**" if e["follow_up_point"] else ""
         lead = "Debrief: this question scores" if e.get("debrief") else "Score"
         return {
             "role": "assistant",

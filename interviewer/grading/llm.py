@@ -27,10 +27,8 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError, InvalidModelReply
 from interviewer.grading.feedback import build_grade
 from interviewer.grading.grade import Grade, KeyPointResult, MisconceptionResult, Provenance, aggregate
-from interviewer.grading.numbers import check_numeric
 from interviewer.grading.prompts import GRADER_RETRY, GRADER_SYSTEM, GRADER_USER, prompt_hash
-from interviewer.grading.rubric import EMPTY_FLAGS, RubricGrader
-from interviewer.grading.text import clean
+from interviewer.grading.rubric import Analysis, RubricGrader, screen_answer
 from interviewer.llm import LLMBackend
 
 log = logging.getLogger(__name__)
@@ -181,18 +179,19 @@ class LLMGrader:
         raise InvalidModelReply(f"the model's grading reply was invalid ({problem})")
 
     def grade(self, question: Question, answer: str) -> Grade:
-        if (answer or "").strip():  # loading the embedded models once is not this grade's latency
-            self.fallback.load()
         t0 = time.perf_counter()
-        analysis = self.fallback.analyze(question, answer)  # cheap gates + numbers
-        if set(analysis.flags) & EMPTY_FLAGS:
-            grade = self.fallback.decide(question, analysis, t0)
+        screened = screen_answer(question, answer)  # the cheap gates and the number: no model
+        if screened.nothing_to_grade:
+            grade = self.fallback.decide(
+                question, Analysis(flags=screened.flags, numeric=screened.numeric), t0
+            )
             return grade.model_copy(update={"grader": self._provenance()})
         try:
             verdicts = self._ask(question, answer)
         except InterviewerError as exc:
             log.warning("LLM grader failed on %s; graded by the embedded grader", question.id, exc_info=True)
-            grade = self.fallback.decide(question, analysis, t0)
+            # only now the embedded analysis (its models load on first use)
+            grade = self.fallback.decide(question, self.fallback.analyze(question, answer), t0)
             return grade.model_copy(
                 update={
                     "flags": [*grade.flags, "llm-fallback"],
@@ -223,8 +222,8 @@ class LLMGrader:
                         text=question.rubric.misconceptions[m.index].text, evidence=m.evidence
                     )
                 )
-        numeric = check_numeric(clean(answer), question.rubric.numeric) if question.rubric.numeric else None
-        flags = [f for f in analysis.flags if f not in EMPTY_FLAGS]
+        numeric = screened.numeric
+        flags = list(screened.flags)
         if rejected:
             flags.append(f"evidence-rejected:{rejected}")
         params = self.fallback.calibration.for_question(question)[0]

@@ -21,10 +21,9 @@ It does not phrase questions or follow-ups; it only grades.
 
 from __future__ import annotations
 
-import math
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,16 +37,11 @@ from interviewer.grading.calibration import (
     PointFeatures,
     load_calibration,
 )
-from interviewer.grading.feedback import build_grade
+from interviewer.grading.decision import EMPTY_FLAGS, POLARITY_GATE, Analysis, decide
 from interviewer.grading.grade import (
-    ATTEMPT_FLAG,
     INJECTION_FLAG,
     Grade,
-    KeyPointResult,
-    MisconceptionResult,
     NumericCheck,
-    Provenance,
-    aggregate,
 )
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.text import (
@@ -74,47 +68,14 @@ from interviewer.models.word_vectors import word_vectors
 from interviewer.settings import Settings
 
 VERSION = GRADER_VERSION
-# An answer that says this share of a key point's content words (IDF-weighted, the question's
-# own words left out) is on topic however far its embedding lies: "the stack operation for
-# enqueue is the push operation" against the one-word reference "push". Off-topic answers in
-# the calibration split reach 0.63 at most.
-ON_TOPIC_OVERLAP = 0.8
-# A numeric target's key point gets at most this credit from an answer with the wrong number
-# (the aggregator's `wrong_number_cap` then caps the score).
-WRONG_NUMBER_CREDIT = 0.25
 # A sentence that rejects a claim rejects the one it is closest to; a point and a misconception
 # this close to it are both rejected (a set constant, not fitted: 1 of the 520 calibration
 # answers rejects anything).
 REJECTION_TIE = 0.05
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
-# The polarity reader reads a claim against its best span's sentence only when that span is
-# at least this close to the claim (MiniLM cosine): a far sentence states neither, and each
-# read pair costs a cross-encoder pass.
-POLARITY_GATE = 0.4
 # At most this many (claim, sentence) pairs per grade, the closest first: four cost about 18 ms
 # in bfloat16 on two cores, ten 43 ms, and the grade's budget is 60 ms at p95.
 MAX_READS = 4  # pairs: a claim with a twin takes two (claim and twin against the sentence)
-
-
-EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
-
-
-@dataclass
-class Analysis:
-    """Raw evidence for one answer: what `decide` turns into a grade with a calibration."""
-
-    flags: list[str]
-    numeric: NumericCheck | None
-    spans: list[str] = field(default_factory=list)
-    key_points: list[PointFeatures] = field(default_factory=list)  # one per key point, in rubric order
-    misconceptions: list[MisconceptionFeatures] = field(default_factory=list)  # one per misconception
-    holistic: float = 0.0  # similarity of the whole answer to the reference answer
-    elsewhere: float | None = None  # its best similarity to another bank question's reference answer
-    # similarity of the whole answer to the question itself: "you pass a pointer to the first
-    # element" is about "how are arrays passed to functions?" though far from "by reference"
-    asked: float = 0.0
-    # it says no content word the question does not ("Critical batch size? It's the critical one.")
-    restates_question: bool = False
 
 
 def numbers_agree(phrasings: list[str], span: str) -> bool:
@@ -125,35 +86,6 @@ def numbers_agree(phrasings: list[str], span: str) -> bool:
         if not claimed or any(same_value(c, v) for c in claimed for v in said):
             return True
     return False
-
-
-_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
-
-
-def gives_other_numbers(phrasings: list[str], text: str) -> bool:
-    """Whether a claim that is a number ("4", "2 bytes", "about 5 to 15 percent": numbers
-    and units make at least half its words) is answered by `text` with other numbers only:
-    "five" does not state "4". A value agrees when it is equal, lies in a range the claim
-    gives, or is the same share written as a fraction or a percentage ("a tenth" for "10
-    percent"). A text with no numbers says nothing against the claim; nor do numbers in a
-    wordier claim ("all but the first one"), where they are rarely the point."""
-    said = [q.value for q in extract_quantities(clean(text))]
-    if not said:
-        return False
-    for phrase in phrasings:
-        cleaned = clean(phrase)
-        quantities = extract_quantities(cleaned)
-        claimed = [q.value for q in quantities]
-        if 2 * sum(len(words(q.text)) for q in quantities) < len(words(cleaned)):
-            return False
-        ranges = [(float(a), float(b)) for a, b in _RANGE.findall(cleaned)]
-        for value in said:
-            for v in (value, value * 100, value / 100):
-                if any(same_value(c, v) for c in claimed):
-                    return False
-                if any(min(a, b) <= v <= max(a, b) for a, b in ranges):
-                    return False
-    return True
 
 
 _IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
@@ -241,13 +173,51 @@ def _bfloat16(settings: Settings) -> bool:
     )
 
 
-def _inside_any(span: str, others: list[str]) -> bool:
-    """The span lies inside one of `others` or holds one (the same sentence or a part of it)."""
-    return any(span in other or other in span for other in others if other)
+@dataclass(frozen=True)
+class Screening:
+    """What an answer is before any model reads it: the text as graded, its flags (empty,
+    no answer, gibberish, not English, truncated, an injection removed) and its number."""
+
+    text: str  # printable, at most MAX_CHARS, injections removed, markdown made plain
+    cleaned: str  # `text` as the matchers read it (`text.clean`)
+    flags: list[str]
+    numeric: NumericCheck | None
+
+    @property
+    def nothing_to_grade(self) -> bool:
+        return bool(set(self.flags) & EMPTY_FLAGS)
 
 
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
+def screen_answer(question: Question, answer: str) -> Screening:
+    """The grader's cheap gates, shared by every grader: no model is loaded or run.
+
+    >>> from types import SimpleNamespace
+    >>> q = SimpleNamespace(rubric=SimpleNamespace(numeric=None))  # only the numeric target is read
+    >>> screen_answer(q, "I don't know").flags, screen_answer(q, "Warm up first.").flags
+    (['no-answer'], [])
+    """
+    flags: list[str] = []
+    text = (answer or "").replace("\x00", " ")
+    text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
+    if len(text) > MAX_CHARS:
+        text = text[:MAX_CHARS]
+        flags.append("truncated")
+    text, injected = strip_injections(text)
+    if injected:
+        flags.append(INJECTION_FLAG)
+    text = plain_markdown(text)
+    cleaned = clean(text)
+    numeric = check_numeric(cleaned, question.rubric.numeric) if question.rubric.numeric else None
+    letters = [ch for ch in cleaned if ch.isalpha()]
+    if letters and sum(ch.isascii() for ch in letters) < 0.5 * len(letters):
+        flags.append("not-english")  # the rubric is English: say so rather than "no answer"
+    elif not cleaned or not content_stems(cleaned):
+        flags.append("empty")
+    elif says_dont_know(cleaned):
+        flags.append("no-answer")
+    elif looks_like_gibberish(cleaned):
+        flags.append("gibberish")
+    return Screening(text=text, cleaned=cleaned, flags=flags, numeric=numeric)
 
 
 class RubricGrader:
@@ -437,17 +407,6 @@ class RubricGrader:
                 self.polarity.read([("warm-up", "warm-up")])
             self._reference_vectors()
 
-    def _numeric_point(self, question: Question) -> int | None:
-        """Index of the key point that states the target number, if any."""
-        target = question.rubric.numeric
-        if target is None:
-            return None
-        for i, kp in enumerate(question.key_points):
-            for q in extract_quantities(kp.text):
-                if abs(q.value - target.value) <= max(target.tolerance, 1e-9 * abs(target.value)):
-                    return i
-        return None
-
     def _embed_spans(self, spans: list[Span]) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
         """(span vectors, whole-answer vector, each sentence's token vectors) from one
         forward pass per sentence.
@@ -537,30 +496,11 @@ class RubricGrader:
 
     def analyze(self, question: Question, answer: str) -> Analysis:
         """Everything the decision needs, before any threshold is applied."""
-        flags: list[str] = []
-        text = (answer or "").replace("\x00", " ")
-        text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
-        if len(text) > MAX_CHARS:
-            text = text[:MAX_CHARS]
-            flags.append("truncated")
-        text, injected = strip_injections(text)
-        if injected:
-            flags.append(INJECTION_FLAG)
-        text = plain_markdown(text)
-        cleaned = clean(text)
-        rubric = question.rubric
-        numeric = check_numeric(cleaned, rubric.numeric) if rubric.numeric else None
-        letters = [ch for ch in cleaned if ch.isalpha()]
-        if letters and sum(ch.isascii() for ch in letters) < 0.5 * len(letters):
-            flags.append("not-english")  # the rubric is English: say so rather than "no answer"
-        elif not cleaned or not content_stems(cleaned):
-            flags.append("empty")
-        elif says_dont_know(cleaned):
-            flags.append("no-answer")
-        elif looks_like_gibberish(cleaned):
-            flags.append("gibberish")
+        screened = screen_answer(question, answer)
+        flags, numeric, text, cleaned = screened.flags, screened.numeric, screened.text, screened.cleaned
         if set(flags) & EMPTY_FLAGS:
             return Analysis(flags=flags, numeric=numeric)
+        rubric = question.rubric
         spans = segment(text)
         span_vecs, answer_vec, sentence_tokens = self._embed_spans(spans)
         answer_stems = set(content_stems(cleaned))
@@ -677,82 +617,8 @@ class RubricGrader:
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
-        """Thresholds and aggregation: the only place calibration constants are used."""
-        t0 = time.perf_counter() if t0 is None else t0
-        c = self.calibration
-        flags = list(a.flags)
-        if set(flags) & EMPTY_FLAGS:
-            return self._finish(question, [], [], a.numeric, flags, t0, zero=True)
-        stated = []
-        mass = 0.0
-        for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
-            p = _sigmoid(c.misconceptions.logit(mf))
-            if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
-                p = 1.0  # the span says the wrong claim, not its corrected twin
-            mass += p if c.soft_misconceptions else float(p >= 0.5)
-            if p >= 0.5:
-                stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
-        results = []
-        contradicted: list[MisconceptionResult] = []
-        wrong_spans = [m.evidence for m in stated]
-        numeric_idx = self._numeric_point(question)
-        # A free reference has no numeric target: its points' own numbers are checked instead.
-        derived = question.rubric.derived
-        said = " ".join(a.spans) if derived else ""
-        for i, (kp, features) in enumerate(zip(question.key_points, a.key_points, strict=True)):
-            credit = _sigmoid(c.points.logit(features))
-            evidence = a.spans[features.span]
-            if derived and said and gives_other_numbers([kp.text, *kp.alternatives], said):
-                credit = 0.0  # "four bytes" does not state "2 bytes"
-            if i == numeric_idx and a.numeric is not None:
-                correct = a.numeric.verdict == "correct"
-                credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
-                evidence = a.numeric.found_text if correct else evidence
-            elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
-                # the sentence that states a wrong claim is no evidence for the point it contradicts
-                credit = 0.0
-            elif features.similarity >= POLARITY_GATE and (
-                features.polarity <= -c.contradicted or features.twin_margin <= -c.point_flip
-            ):
-                # the sentence says the point the wrong way round: no credit, and the wrong claim is named
-                credit = 0.0
-                contradicted.append(
-                    MisconceptionResult(
-                        text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
-                    )
-                )
-            status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
-            results.append(
-                KeyPointResult(
-                    text=kp.text,
-                    core=kp.core,
-                    status=status,  # type: ignore[arg-type]
-                    evidence=evidence if status != "missed" else "",
-                    confidence=round(credit, 4),
-                )
-            )
-        # a contradicted point's wrong twin is a wrong claim too, unless the same sentence is already named
-        named = {s.evidence for s in stated}
-        for wrong in contradicted:
-            if wrong.evidence not in named:
-                stated.append(wrong)
-                mass += 1.0
-                named.add(wrong.evidence)
-        relevance = max([kp.similarity for kp in a.key_points] + [a.holistic, a.asked])
-        says_a_point = max(kp.overlap for kp in a.key_points) >= ON_TOPIC_OVERLAP
-        if (
-            relevance < c.for_question(question)[1]
-            and (a.elsewhere is None or a.elsewhere >= a.holistic)  # it fits another question better
-            and not says_a_point
-            and not (a.numeric and a.numeric.verdict == "correct")
-        ):
-            flags.append("off-topic")
-            return self._finish(question, results, stated, a.numeric, flags, t0, zero=True)
-        return self._finish(
-            question, results, stated, a.numeric, flags, t0,
-            holistic=a.holistic, misconception_mass=mass,
-            relevance=None if a.restates_question else relevance,
-        )  # fmt: skip
+        """The grade of an analysis under this grader's calibration (`decision.decide`)."""
+        return decide(question, a, self.calibration, t0)
 
     @staticmethod
     def rubric_texts(question: Question) -> list[str]:
@@ -823,40 +689,3 @@ class RubricGrader:
             self.load()
         t0 = time.perf_counter()
         return self.decide(question, self.analyze(question, answer), t0)
-
-    def _finish(
-        self,
-        question: Question,
-        results: list[KeyPointResult],
-        stated: list[MisconceptionResult],
-        numeric: NumericCheck | None,
-        flags: list[str],
-        t0: float,
-        *,
-        zero: bool = False,
-        holistic: float | None = None,
-        misconception_mass: float | None = None,
-        relevance: float | None = None,
-    ) -> Grade:
-        if not results:
-            results = [
-                KeyPointResult(text=kp.text, core=kp.core, status="missed") for kp in question.key_points
-            ]
-        if zero:
-            results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
-        params = self.calibration.for_question(question)[0]
-
-        def total(relevance: float | None) -> float:
-            return aggregate(
-                results, stated, numeric, params,
-                holistic=holistic, misconception_mass=misconception_mass, flags=flags, relevance=relevance,
-            )  # fmt: skip
-
-        score = 0.0 if zero else total(None)
-        floored = 0.0 if zero or relevance is None else total(relevance)
-        if floored > score:  # no point earned credit, but the answer is on the topic
-            score, flags = floored, [*flags, ATTEMPT_FLAG]
-        return build_grade(
-            score, results, stated, numeric, flags, Provenance(grader=self.name, version=VERSION), t0,
-            injection_cap=params.injection_cap, reference=question.reference,
-        )  # fmt: skip

@@ -1,0 +1,230 @@
+"""The embedded grader's decision: an `Analysis` (what `rubric.RubricGrader.analyze`
+measured) and a `Calibration` (what `evals/calibrate.py` fitted) -> a `Grade`.
+
+Pure: it reads no file, runs no model and keeps no state, so the grader, the
+calibration script (which decides thousands of stored analyses per candidate
+calibration) and the tests call the same function. It does not read answers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from interviewer.corpus.schema import Question
+from interviewer.grading.calibration import GRADER_VERSION, Calibration, MisconceptionFeatures, PointFeatures
+from interviewer.grading.feedback import build_grade
+from interviewer.grading.grade import (
+    ATTEMPT_FLAG,
+    Grade,
+    KeyPointResult,
+    MisconceptionResult,
+    NumericCheck,
+    Provenance,
+    aggregate,
+)
+from interviewer.grading.numbers import extract_quantities, same_value
+from interviewer.grading.text import clean, words
+
+# An answer that says this share of a key point's content words (IDF-weighted, the question's
+# own words left out) is on topic however far its embedding lies: "the stack operation for
+# enqueue is the push operation" against the one-word reference "push". Off-topic answers in
+# the calibration split reach 0.63 at most.
+ON_TOPIC_OVERLAP = 0.8
+# A numeric target's key point gets at most this credit from an answer with the wrong number
+# (the aggregator's `wrong_number_cap` then caps the score).
+WRONG_NUMBER_CREDIT = 0.25
+# The polarity reader reads a claim against its best span's sentence only when that span is
+# at least this close to the claim (MiniLM cosine): a far sentence states neither, and each
+# read pair costs a cross-encoder pass.
+POLARITY_GATE = 0.4
+
+
+EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
+
+
+@dataclass
+class Analysis:
+    """Raw evidence for one answer: what `decide` turns into a grade with a calibration."""
+
+    flags: list[str]
+    numeric: NumericCheck | None
+    spans: list[str] = field(default_factory=list)
+    key_points: list[PointFeatures] = field(default_factory=list)  # one per key point, in rubric order
+    misconceptions: list[MisconceptionFeatures] = field(default_factory=list)  # one per misconception
+    holistic: float = 0.0  # similarity of the whole answer to the reference answer
+    elsewhere: float | None = None  # its best similarity to another bank question's reference answer
+    # similarity of the whole answer to the question itself: "you pass a pointer to the first
+    # element" is about "how are arrays passed to functions?" though far from "by reference"
+    asked: float = 0.0
+    # it says no content word the question does not ("Critical batch size? It's the critical one.")
+    restates_question: bool = False
+
+
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
+
+
+def gives_other_numbers(phrasings: list[str], text: str) -> bool:
+    """Whether a claim that is a number ("4", "2 bytes", "about 5 to 15 percent": numbers
+    and units make at least half its words) is answered by `text` with other numbers only:
+    "five" does not state "4". A value agrees when it is equal, lies in a range the claim
+    gives, or is the same share written as a fraction or a percentage ("a tenth" for "10
+    percent"). A text with no numbers says nothing against the claim; nor do numbers in a
+    wordier claim ("all but the first one"), where they are rarely the point."""
+    said = [q.value for q in extract_quantities(clean(text))]
+    if not said:
+        return False
+    for phrase in phrasings:
+        cleaned = clean(phrase)
+        quantities = extract_quantities(cleaned)
+        claimed = [q.value for q in quantities]
+        if 2 * sum(len(words(q.text)) for q in quantities) < len(words(cleaned)):
+            return False
+        ranges = [(float(a), float(b)) for a, b in _RANGE.findall(cleaned)]
+        for value in said:
+            for v in (value, value * 100, value / 100):
+                if any(same_value(c, v) for c in claimed):
+                    return False
+                if any(min(a, b) <= v <= max(a, b) for a, b in ranges):
+                    return False
+    return True
+
+
+def numeric_point(question: Question) -> int | None:
+    """Index of the key point that states the target number, if any."""
+    target = question.rubric.numeric
+    if target is None:
+        return None
+    for i, kp in enumerate(question.key_points):
+        for q in extract_quantities(kp.text):
+            if abs(q.value - target.value) <= max(target.tolerance, 1e-9 * abs(target.value)):
+                return i
+    return None
+
+
+def _inside_any(span: str, others: list[str]) -> bool:
+    """The span lies inside one of `others` or holds one (the same sentence or a part of it)."""
+    return any(span in other or other in span for other in others if other)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def decide(question: Question, a: Analysis, calibration: Calibration, t0: float | None = None) -> Grade:
+    """An analysis and a calibration -> the grade: thresholds and aggregation, the only place
+    calibration constants are used. Pure: the grader, `evals/calibrate.py` (which calls it
+    thousands of times over stored analyses) and the tests call it alike."""
+    t0 = time.perf_counter() if t0 is None else t0
+    c = calibration
+    flags = list(a.flags)
+    if set(flags) & EMPTY_FLAGS:
+        return _finish(question, c, [], [], a.numeric, flags, t0, zero=True)
+    stated = []
+    mass = 0.0
+    for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
+        p = _sigmoid(c.misconceptions.logit(mf))
+        if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
+            p = 1.0  # the span says the wrong claim, not its corrected twin
+        mass += p if c.soft_misconceptions else float(p >= 0.5)
+        if p >= 0.5:
+            stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
+    results = []
+    contradicted: list[MisconceptionResult] = []
+    wrong_spans = [m.evidence for m in stated]
+    numeric_idx = numeric_point(question)
+    # A free reference has no numeric target: its points' own numbers are checked instead.
+    derived = question.rubric.derived
+    said = " ".join(a.spans) if derived else ""
+    for i, (kp, features) in enumerate(zip(question.key_points, a.key_points, strict=True)):
+        credit = _sigmoid(c.points.logit(features))
+        evidence = a.spans[features.span]
+        if derived and said and gives_other_numbers([kp.text, *kp.alternatives], said):
+            credit = 0.0  # "four bytes" does not state "2 bytes"
+        if i == numeric_idx and a.numeric is not None:
+            correct = a.numeric.verdict == "correct"
+            credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
+            evidence = a.numeric.found_text if correct else evidence
+        elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
+            # the sentence that states a wrong claim is no evidence for the point it contradicts
+            credit = 0.0
+        elif features.similarity >= POLARITY_GATE and (
+            features.polarity <= -c.contradicted or features.twin_margin <= -c.point_flip
+        ):
+            # the sentence says the point the wrong way round: no credit, and the wrong claim is named
+            credit = 0.0
+            contradicted.append(
+                MisconceptionResult(
+                    text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
+                )
+            )
+        status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
+        results.append(
+            KeyPointResult(
+                text=kp.text,
+                core=kp.core,
+                status=status,  # type: ignore[arg-type]
+                evidence=evidence if status != "missed" else "",
+                confidence=round(credit, 4),
+            )
+        )
+    # a contradicted point's wrong twin is a wrong claim too, unless the same sentence is already named
+    named = {s.evidence for s in stated}
+    for wrong in contradicted:
+        if wrong.evidence not in named:
+            stated.append(wrong)
+            mass += 1.0
+            named.add(wrong.evidence)
+    relevance = max([kp.similarity for kp in a.key_points] + [a.holistic, a.asked])
+    says_a_point = max(kp.overlap for kp in a.key_points) >= ON_TOPIC_OVERLAP
+    if (
+        relevance < c.for_question(question)[1]
+        and (a.elsewhere is None or a.elsewhere >= a.holistic)  # it fits another question better
+        and not says_a_point
+        and not (a.numeric and a.numeric.verdict == "correct")
+    ):
+        flags.append("off-topic")
+        return _finish(question, c, results, stated, a.numeric, flags, t0, zero=True)
+    return _finish(
+        question, c, results, stated, a.numeric, flags, t0,
+        holistic=a.holistic, misconception_mass=mass,
+        relevance=None if a.restates_question else relevance,
+    )  # fmt: skip
+
+
+def _finish(
+    question: Question,
+    calibration: Calibration,
+    results: list[KeyPointResult],
+    stated: list[MisconceptionResult],
+    numeric: NumericCheck | None,
+    flags: list[str],
+    t0: float,
+    *,
+    zero: bool = False,
+    holistic: float | None = None,
+    misconception_mass: float | None = None,
+    relevance: float | None = None,
+) -> Grade:
+    if not results:
+        results = [KeyPointResult(text=kp.text, core=kp.core, status="missed") for kp in question.key_points]
+    if zero:
+        results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
+    params = calibration.for_question(question)[0]
+
+    def total(relevance: float | None) -> float:
+        return aggregate(
+            results, stated, numeric, params,
+            holistic=holistic, misconception_mass=misconception_mass, flags=flags, relevance=relevance,
+        )  # fmt: skip
+
+    score = 0.0 if zero else total(None)
+    floored = 0.0 if zero or relevance is None else total(relevance)
+    if floored > score:  # no point earned credit, but the answer is on the topic
+        score, flags = floored, [*flags, ATTEMPT_FLAG]
+    return build_grade(
+        score, results, stated, numeric, flags, Provenance(grader="rubric", version=GRADER_VERSION), t0,
+        injection_cap=params.injection_cap, reference=question.reference,
+    )  # fmt: skip
