@@ -11,7 +11,6 @@ scripts/setup.sh --dev
 .venv/bin/ruff format --check interviewer tests evals
 .venv/bin/mypy interviewer
 .venv/bin/lint-imports
-if [[ "${1:-}" == "--fast" ]]; then
-  exec .venv/bin/python -m pytest -n 2 "$@"  # two workers: these tests are CPU-light
-fi
-exec .venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist), for the fast tier and the whole suite alike: the slow tests
+# mostly wait on a process, a server or a browser, and each worker builds its own index.
+exec .venv/bin/python -m pytest -n 2 "$@"
