@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from interviewer import cues
 from interviewer.corpus.schema import NumericTarget
 from interviewer.grading.grade import NumericCheck
 
@@ -404,13 +405,9 @@ def extract_quantities(text: str) -> list[Quantity]:
 
 # A speaker taking a number back: the cue opens the words between two numbers ("zero point
 # seven, no sorry, seven point five e minus five"; "ten percent, I mean five").
-_CORRECTION = re.compile(
-    r"^[\s,.;:!?—–-]*(?:no,?\s+sorry|sorry|no\s+no|i\s+mean|i\s+meant|actually|wait|or\s+rather|rather|"
-    r"scratch\s+that|correction|let\s+me\s+correct\s+that|no)\b",
-    re.I,
-)
+_CORRECTION = cues.pattern("number_correction")
 # Two numbers offered for one thing: "one or two", "maybe ten, or maybe twenty".
-_HEDGE = re.compile(r"^[\s,]*(?:or|or\s+maybe|maybe|or\s+perhaps|or\s+possibly)[\s,]*(?:maybe\s*)?$", re.I)
+_HEDGE = cues.pattern("number_alternatives")
 _NO_WORDS = re.compile(r"^[^A-Za-z]*$")
 # words allowed between the cue and the corrected number ("actually wait, I double counted
 # the bias, it's ...")

@@ -15,64 +15,18 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from interviewer import cues
 from interviewer.grading.numbers import is_number_word, words_to_digits
 
-FILLERS = re.compile(
-    r"\b(?:um+|uh+|erm+|er|hmm+|ah+|you know|i mean|basically|actually|literally|"
-    r"sort of|kind of|okay so|so yeah|yeah)\b[,.]?\s*",
-    re.I,
-)
-STOPWORDS = frozenset(
-    """a an the and or but if then so of to in on at by for with from as is are was were be been
-    being it its this that these those there here you your we our i me my he she they them their
-    do does did doing have has had having not no can could would should will shall may might must
-    what which who whom when where why how all any some each more most other such only own same than
-    too very just also into over under about above below up down out off again further once because
-    while during before after both few nor yes yeah um uh like really thing things get got make makes
-    one way well lot lots kind sort bit""".split()
-)
-# Hedges and affirming idioms are no negation: "no doubt", "no matter what", "without a
-# doubt", "I'm not (100 %) sure, but", "if I'm not mistaken", "I can't remember exactly, but",
-# and the intensifiers of a confident claim: "not surprisingly", "not only", "make no
-# mistake", "there's no denying", "never forget", "don't forget", "I can't stress enough",
-# "you can't go wrong", "it never hurts", "without fail", a closing "..., no?".
-_HEDGE = (
-    r"(?!\s+(?:(?:100\s*%|entirely|completely|totally|quite|really)\s+)?"
-    r"(?:sure\b|mistaken\b|certain(?=\s*[,.;]|\s+(?:but|if|whether|about|of)\b)))"
-    r"(?!\s+(?:only|surprisingly|to\s+mention|least)\b)"
-)
-_FORGET = r"(?!\s+(?:remember|recall|forget)\b)"
-_AFFIRM = r"(?!\s+(?:deny|stress|overstate|emphasi[sz]e|go\s+wrong|argue\s+with)\b)"
-NEGATION = re.compile(
-    rf"\b(?:not{_HEDGE}|no(?!\s+(?:doubt|question|wonder|matter|denying|mistake)\b)(?!\s*\?\W*$)|"
-    rf"never(?!\s+(?:forget|hurts?|fails?)\b)|"
-    rf"don'?t{_FORGET}|doesn'?t|isn'?t|aren'?t|won'?t|shouldn'?t|can'?t{_FORGET}{_AFFIRM}|cannot{_FORGET}{_AFFIRM}|"
-    r"without(?!\s+(?:(?:a\s+|any\s+)?doubt|fail)\b)|avoid|instead of|rather than|"
-    r"(?<!\bgo\s)(?<!goes\s)(?<!went\s)(?<!gone\s)wrong|(?<!no\s)mistake|myth|false|neither|nor)\b",
-    re.I,
-)
-
+# The cue lists are data (interviewer/cues.yaml, with the examples each must and must not
+# catch); these names are their compiled patterns.
+FILLERS = cues.pattern("fillers")
+STOPWORDS = cues.stopwords()
+# Hedges and affirming idioms are no negation: "no doubt", "not only", "make no mistake", ...
+NEGATION = cues.pattern("negation")
 
 # Words that reject a claim as a whole ("a common myth is that ...", "... ; they are mistaken").
-# Bare "wrong" or "mistake" is not one: "when something goes wrong, restart" states a claim;
-# nor is "pitfall" or "trap", which name a real danger ("the big pitfall: fp16 underflows").
-REFUTATION = re.compile(
-    r"\b(?:myths?|misconceptions?|misunderstand\w*|(?<!not\s)mistaken|fallac(?:y|ies)|untrue|misleading|"
-    r"(?:is|are|was|were|'s|'re)\s+(?:just\s+|simply\s+|plain\s+|complete\s+|total\s+|utter\s+)?"
-    r"(?:wrong|false|incorrect|nonsense|bogus|rubbish)|"
-    r"(?:common|classic|typical|big)\s+mistake|"
-    r"(?:not|isn'?t)\s+(?:true|the\s+case|right|correct)|(?:not|isn'?t)\s+so(?=\s*(?:[.;!?]|$))|"
-    r"not\s+how\s+(?:it|that|this|things)\s+works?|(?:doesn'?t|does\s+not|don'?t|do\s+not)\s+hold\s+(?:up|water)|"
-    r"wouldn'?t\s+say|"
-    # a claim dismissed at the end of its own sentence: "X: false.", "X - wrong."
-    r"(?<=\w)\s*[:\u2014\u2013]\s*(?:wrong|false|incorrect|untrue|not\s+true|nope)(?=\W*$)|"
-    # a belief held back: "never assume that ...", "don't fall for the idea that ...",
-    # "it's a mistake to think that ..."
-    r"(?:never|don'?t|do\s+not|no\s+reason\s+to|avoid|rather\s+than|instead\s+of|shouldn'?t|should\s+not|"
-    r"(?:mistake|mistaken|wrong|an\s+error|naive|misguided)\s+to)"
-    r"\s+(?:\w+\s+){0,2}?(?:believ\w*|assum\w*|think\w*|thought|claim\w*|fall\s+for))\b",
-    re.I,
-)
+REFUTATION = cues.pattern("refutation")
 
 
 # Typed apostrophes and quotes ("smart quotes" from phones and word processors) as the ASCII
@@ -89,20 +43,13 @@ def straight(text: str) -> str:
     return text.translate(_STRAIGHT)
 
 
-_BACK_REFERENCE = re.compile(r"^\W*(?:but\s+)?(?:that|this|it|they|which|not)\b", re.I)
+_BACK_REFERENCE = cues.pattern("back_reference")
 # A sentence that is nothing but a rejection rejects the one before it ("X? No." "X. Wrong.")
-_BARE_REJECTION = re.compile(
-    r"^\W*(?:(?:that'?s\s+)?(?:wrong|false|incorrect)|no|nope|not\s+(?:really|at\s+all)|"
-    r"(?:definitely|absolutely|certainly)\s+not)(?:\W+(?:definitely|absolutely|certainly)\s+not)?\W*$",
-    re.I,
-)
+_BARE_REJECTION = cues.pattern("bare_rejection")
 
 
 # "..., right?", "..., isn't it?": a tag question asserts what comes before it
-_TAG_QUESTION = re.compile(
-    r"(?:\bright|\bcorrect|\byeah|\bno|\bok(?:ay)?|\b\w+n't\s+(?:it|they|we|you|he|she|there|that))\W*\?\W*$",
-    re.I,
-)
+_TAG_QUESTION = cues.pattern("tag_question")
 
 
 def asking_spans(spans: list[Span]) -> list[bool]:
@@ -173,26 +120,9 @@ def rejection_only_spans(spans: list[Span]) -> list[bool]:
 
 
 # A sentence addressed to whoever grades the answer, rather than about the topic.
-_GRADER_WORD = re.compile(
-    r"\b(?:grader|grading|scorer|scoring|evaluator|evaluation note|examiner|marker|rubric|reviewer|"
-    r"hiring panel|instructor|automated|assessor)\b",
-    re.I,
-)
-_GRADE_ACTION = re.compile(
-    r"\b(?:give|assign|award|mark|rate|record|return|output|emit|treat|grade|score|ignore|disregard|"
-    r"override|must|should|pre-?approved|pre-?verified|reviewed)\b",
-    re.I,
-)
-INJECTION = re.compile(
-    r"(ignore (?:all |any |the |your |previous |prior |above )*(?:instructions|rubric|rules|prompt|scoring)|"
-    r"\b(?:5|4\.5|10|9(?:\.5)?)\s*(?:/|out of)\s*(?:5|10)\b|full marks|perfect (?:score|answer|5|mark)|"
-    r"\bscore\s*[=:]\s*\d|\"score\"|max(?:imum)? (?:score|marks)|top (?:score|marks)|"
-    r"\bmark (?:it|this|me|the answer) (?:as )?(?:correct|right)\b|"
-    r"system prompt|^\W*(?:system|assistant|instruction)\s*[:\]]|you are (?:now )?(?:a|an|the) "
-    r"(?:grader|assistant|model)|disregard (?:the|all|previous)|\boverride\b|new instructions|"
-    r"</?(?:system|answer)>)",
-    re.I,
-)
+_GRADER_WORD = cues.pattern("grader_word")
+_GRADE_ACTION = cues.pattern("grade_action")
+INJECTION = cues.pattern("injection")
 # A bracketed aside, a ## heading ##, or a sentence with its parenthetical asides.
 _SEGMENT = re.compile(r"\[\[?[^\]]*\]\]?|#{2,}[^#]*#{2,}|(?:[^.!?\[\]#(]|\([^)]*\)?)+[.!?]*")
 _ASIDE = re.compile(r"\([^)]*\)?")
@@ -214,11 +144,7 @@ def _addresses_grader(sentence: str) -> bool:
     )
 
 
-DONT_KNOW = re.compile(
-    r"^\W*(?:i\s+)?(?:don'?t|do not|dunno|have no|no)\s*(?:know|idea|clue|sure)?\W*$|"
-    r"^\W*(?:i'?m\s+)?not sure\W*$|^\W*(?:pass|skip|no idea|idk|n/?a|nothing|none)\W*$",
-    re.I,
-)
+DONT_KNOW = cues.pattern("dont_know")
 
 
 # Markdown emphasis and code marks around words: "you should _not_ restart", "`no_sync`"
@@ -270,7 +196,7 @@ def _filler(m: re.Match[str]) -> str:
     return ""
 
 
-_TAKES_BACK = re.compile(r"(?:i mean|actually)\b", re.I)
+_TAKES_BACK = cues.pattern("takes_back")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from interviewer import cues
 from interviewer.corpus.bank import load_bank
 from interviewer.errors import BackendUnavailable, BadAudio
 from interviewer.settings import Settings
@@ -122,11 +123,7 @@ class Transcript:
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.,;:!?—-]")
 _SENTENCE_END = {".", "!", "?"}
 _PUNCT = {".", ",", ";", ":", "!", "?", "—", "-"}
-_VARIANTS = {  # spelling -> filler
-    "um": "um", "umm": "um", "ummm": "um", "uhm": "um", "uh": "uh", "uhh": "uh", "uhhh": "uh",
-    "erm": "erm", "er": "erm", "hmm": "hmm", "hm": "hmm", "hmmm": "hmm",
-    "basically": "basically", "actually": "actually",
-}  # fmt: skip
+FILLERS, _VARIANTS = cues.speech_fillers()  # the kinds counted; {spelling: kind} (interviewer/cues.yaml)
 # "like" right after these is the hedge ("so like the loss ...", "um, like ..."); after
 # anything else ("looks like", "I like", "it is like a cache") it carries meaning.
 _LIKE_HEDGE = {"um", "uh", "erm", "hmm", "so", "and", "but", "like"}
@@ -135,8 +132,6 @@ _DETERMINERS = {
     "same", "another", "these", "those", "no", "its", "their", "our", "your", "my", "his", "her",
 }  # fmt: skip
 _NOT_FILLER_YOU_KNOW = {"do", "did", "don't", "if", "as", "what", "when", "how", "whether", "once"}
-FILLERS = ("um", "uh", "erm", "hmm", "like", "you know", "basically", "actually", "sort of",
-           "kind of", "I mean")  # fmt: skip
 
 
 def _is_filler_like(prev: str | None, nxt: str | None) -> bool:
