@@ -33,7 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Fixtures that load real weights (the shared index, the real grader, sessions on them): a test
 # that uses one is in the slow tier without being marked by hand.
 MODEL_FIXTURES = {"built_index", "indexed_home", "shared_store", "services", "manager", "app_manager",
-                  "interviews", "grader", "voice_manager", "llm_manager", "home"}  # fmt: skip
+                  "interviews", "grader", "voice_manager", "llm_manager", "home", "real_services"}  # fmt: skip
 
 
 # Modules whose every test loads weights, in process or in an `interviewer` subprocess, and
@@ -155,6 +155,61 @@ class FakeSpeech:
         return Transcription(str(result), {"words_per_minute": 150.0, "fillers_per_minute": 2.0})
 
 
+class EchoGrader:
+    """A stand-in grader for tests of the conversation, not of grading: instant, no model.
+
+    A key point is covered when the answer says its text or one of its alternatives, or is
+    the question's reference answer; a misconception is stated when the answer says its
+    text. The cheap gates (empty, "I don't know", an instruction to the grader) are the real
+    ones, and so are the aggregator and the feedback, so grades read like real ones.
+    """
+
+    name = "rubric"
+
+    def __init__(self) -> None:
+        from interviewer.grading.calibration import load_calibration
+
+        self.calibration = load_calibration()  # its aggregator, as the real grader's
+
+    def grade(self, question, answer):  # type: ignore[no-untyped-def]
+        import time
+
+        from interviewer.grading.feedback import build_grade
+        from interviewer.grading.grade import KeyPointResult, MisconceptionResult, Provenance, aggregate
+        from interviewer.grading.rubric import screen_answer
+        from interviewer.grading.text import clean
+
+        t0 = time.perf_counter()
+        screened = screen_answer(question, answer)
+        said = " ".join(screened.cleaned.lower().split())
+        whole = answer.strip() == question.reference.strip()
+
+        def says(*texts: str) -> str:  # compared as the grader reads them (fillers out, numbers as digits)
+            return next((t for t in texts if t and " ".join(clean(t).lower().split()) in said), "")
+
+        results = []
+        for kp in question.key_points:
+            evidence = (
+                "" if screened.nothing_to_grade else (kp.text if whole else says(kp.text, *kp.alternatives))
+            )
+            results.append(KeyPointResult(text=kp.text, core=kp.core, status="covered" if evidence else "missed",
+                                          evidence=evidence, confidence=1.0 if evidence else 0.0))  # fmt: skip
+        stated = [
+            MisconceptionResult(text=m.text, evidence=m.text, correction=m.twin)
+            for m in question.rubric.misconceptions
+            if not whole and not screened.nothing_to_grade and says(m.text)
+        ]
+        params = self.calibration.for_question(question)[0]
+        score = (
+            0.0
+            if screened.nothing_to_grade
+            else aggregate(results, stated, screened.numeric, params, flags=screened.flags)
+        )
+        provenance = Provenance(grader="rubric", version="echo")
+        return build_grade(score, results, stated, screened.numeric, screened.flags, provenance, t0,
+                           injection_cap=params.injection_cap, reference=question.reference)  # fmt: skip
+
+
 @pytest.fixture(scope="session")
 def shared_store(built_index: Path):  # type: ignore[no-untyped-def]
     """The vector store built once; sessions read it, never write it."""
@@ -171,7 +226,18 @@ def fake_speech() -> FakeSpeech:
 
 @pytest.fixture
 def services(settings, shared_store, fake_speech):  # type: ignore[no-untyped-def]
-    """Shared services on the test's own data directory, with the shared index and fake speech."""
+    """Shared services on the test's own data directory, with the shared index, fake speech and
+    the stand-in grader (`EchoGrader`): the conversation is the subject, not the grade."""
+    from interviewer.interview.context import Services
+
+    svc = Services(settings, store=shared_store, speech=fake_speech, graders={"rubric": EchoGrader()})  # type: ignore[dict-item]
+    yield svc
+    svc.close()
+
+
+@pytest.fixture
+def real_services(settings, shared_store, fake_speech):  # type: ignore[no-untyped-def]
+    """As `services`, with the real embedded grader: for tests whose subject is a real grade."""
     from interviewer.interview.context import Services
 
     svc = Services(settings, store=shared_store, speech=fake_speech)
