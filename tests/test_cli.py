@@ -11,6 +11,7 @@ import pytest
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The command in its own process: exit codes and what reaches the terminal, as a user sees them."""
     return subprocess.run(
         [sys.executable, "-m", "interviewer.cli", *args],
         capture_output=True,
@@ -18,6 +19,17 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
         input=stdin,
         timeout=300,
     )
+
+
+def run_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The same command line through `interviewer.cli.main` in this process, so that the grading
+    models load once for all the grading tests (a process each cost 35-80 s on CI)."""
+    from interviewer.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    shown = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, shown.out, shown.err)
 
 
 def test_questions_json_lists_every_question_with_its_rubric() -> None:
@@ -38,8 +50,10 @@ def test_questions_filter_by_source() -> None:
     assert {q["source"] for q in json.loads(out.stdout)} == {"003"}
 
 
-def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
-    out = run("grade", "--question-id", "002-21", "--answer", "Clip at 1.0 by global norm.", "--json")
+def test_grade_json_has_the_documented_fields(indexed_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_here(
+        capsys, "grade", "--question-id", "002-21", "--answer", "Clip at 1.0 by global norm.", "--json"
+    )
     assert out.returncode == 0, out.stderr
     grade = json.loads(out.stdout)
     assert {"score", "key_points", "misconceptions", "numeric", "feedback", "follow_up", "grader"} <= set(
@@ -49,16 +63,24 @@ def test_grade_json_has_the_documented_fields(indexed_home: Path) -> None:
     assert grade["score"] >= 3
 
 
-def test_grade_by_the_exact_text_of_a_bank_question_grades_against_that_question() -> None:
-    out = run(
-        "grade", "--question", "Why warmup?", "--answer", "Adam's moments are unreliable at first.", "--json"
+def test_grade_by_the_exact_text_of_a_bank_question_grades_against_that_question(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = run_here(
+        capsys,
+        "grade",
+        "--question",
+        "Why warmup?",
+        "--answer",
+        "Adam's moments are unreliable at first.",
+        "--json",
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["question_id"] == "002-07"
 
 
-def test_grade_against_a_free_reference() -> None:
-    out = run(
+def test_grade_against_a_free_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_here(capsys,
         "grade", "--question", "Why use a validation set?",
         "--reference", "To estimate generalisation on data not used for training, and to pick hyperparameters.",
         "--answer", "It tells you how well the model generalises to unseen data.", "--json",
@@ -67,7 +89,9 @@ def test_grade_against_a_free_reference() -> None:
     assert json.loads(out.stdout)["score"] > 0
 
 
-def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path, tmp_path: Path) -> None:
+def test_batch_grading_reports_bad_lines_and_grades_the_rest(
+    indexed_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "in.jsonl"
     src.write_text(
         "\n".join(
@@ -83,7 +107,7 @@ def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path,
         )
     )
     out_path = tmp_path / "out.jsonl"
-    out = run("grade", "--batch", str(src), "--out", str(out_path))
+    out = run_here(capsys, "grade", "--batch", str(src), "--out", str(out_path))
     assert out.returncode == 0
     assert "in.jsonl:2" in out.stderr and "in.jsonl:4" in out.stderr and "in.jsonl:5" in out.stderr
     lines = [json.loads(line) for line in out_path.read_text().splitlines()]
@@ -93,7 +117,9 @@ def test_batch_grading_reports_bad_lines_and_grades_the_rest(indexed_home: Path,
     assert "error" in lines[1] and "error" in lines[3] and "error" in lines[4]
 
 
-def test_batch_free_references_of_one_character_grade_and_bad_ones_are_reported(tmp_path: Path) -> None:
+def test_batch_free_references_of_one_character_grade_and_bad_ones_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Outside short-answer data has references like "4"; a number where text belongs is a
     bad line, reported by number, and neither stops the rest nor prints progress bars."""
     src = tmp_path / "in.jsonl"
@@ -104,7 +130,7 @@ def test_batch_free_references_of_one_character_grade_and_bad_ones_are_reported(
     ]
     src.write_text("\n".join(json.dumps(r) for r in records))
     out_path = tmp_path / "out.jsonl"
-    out = run("grade", "--batch", str(src), "--out", str(out_path))
+    out = run_here(capsys, "grade", "--batch", str(src), "--out", str(out_path))
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out_path.read_text().splitlines()]
     assert [line.get("score") for line in lines] == [5.0, None, 0.0]
