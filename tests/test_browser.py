@@ -213,6 +213,7 @@ def test_a_spoken_and_typed_interview_ends_with_its_report(
             "() => ['follow-up scored', 'debrief'].some(w => document.querySelector('#grade').innerText.includes(w))",
             timeout=60_000,
         )
+        settle(page)  # the turn may still be streaming its next follow-up
     if "follow-up" in text(page, "#status"):
         page.click("#skip")  # on to question 2
     wait_text(page, "#status", "question 2 of 2 · your answer")
