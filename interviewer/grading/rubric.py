@@ -31,7 +31,6 @@ import numpy as np
 from interviewer.corpus.bank import load_bank
 from interviewer.corpus.schema import Question
 from interviewer.grading.calibration import (
-    GRADER_VERSION,
     Calibration,
     MisconceptionFeatures,
     PointFeatures,
@@ -67,7 +66,6 @@ from interviewer.models.polarity import PolarityReader, polarity_reader
 from interviewer.models.word_vectors import word_vectors
 from interviewer.settings import Settings
 
-VERSION = GRADER_VERSION
 # A sentence that rejects a claim rejects the one it is closest to; a point and a misconception
 # this close to it are both rejected (a set constant, not fitted: 1 of the 520 calibration
 # answers rejects anything).
