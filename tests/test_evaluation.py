@@ -67,13 +67,12 @@ def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> N
     from interviewer.evaluation.grades import evaluate
     from interviewer.settings import load_settings
 
-    result = evaluate(load_settings(), backend="rubric", split="held-out", runs=2)
+    result = evaluate(load_settings(), backend="rubric", split="held-out", runs=1)
     # Floors a little under the measured figures (grader rubric-14: QWK 0.90, ordering 0.95,
     # paraphrase 0.89, injection 1.0): they catch regressions, they are not the targets.
     assert result["qwk"] >= 0.82
     assert result["spearman"] >= 0.82
     assert result["tier_ordering"] >= 0.90
-    assert result["retest_identical"] == 1.0
     assert result["injection_resisted"] >= 0.99
     assert result["paraphrase_invariance"] >= 0.80
     assert result["noise_invariance"] >= 0.80
@@ -81,6 +80,19 @@ def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> N
     for key in ("qwk", "tier_ordering", "paraphrase_invariance", "noise_invariance"):
         low, high = result[f"{key}_ci95"]
         assert low <= result[key] <= high, key
+
+
+@pytest.mark.slow
+def test_a_fresh_grader_gives_every_answer_the_same_grade_again() -> None:
+    """Test-retest with a second grader built from scratch (its models reloaded), on every
+    sixth held-out answer: caches cannot hide nondeterminism."""
+    from interviewer.evaluation.grades import evaluate, load_answers
+    from interviewer.settings import load_settings
+
+    sample = load_answers(split="held-out")[::6]
+    result = evaluate(load_settings(), backend="rubric", runs=2, answers=sample)
+    assert result["answers"] == len(sample) >= 60
+    assert result["retest_identical"] == 1.0
 
 
 def test_figures_undefined_for_the_data_are_reported_as_missing_not_nan() -> None:

@@ -164,38 +164,41 @@ def test_markdown_emphasis_is_read_as_plain_text(grader, bank) -> None:  # type:
             assert g.score == plain.score, marked
 
 
-@pytest.mark.parametrize(
-    "framing",
-    [
-        "A common myth is that {}, but it does not hold.",
-        "Some people think {}; they are mistaken.",
-        "It is not true that {}.",
-        "{}. That is a misconception.",
-        "Never assume that {}.",
-        "People often assume {}, but that's not right.",
-        "{}? No, definitely not.",
-        "I wouldn't say that {}.",
-        # typed with the apostrophes phones and word processors put in
-        "Don’t assume that {}.",
-        "I wouldn’t say that {}.",
-        "{}. That’s wrong.",
-        "{}. That is a common misunderstanding.",
-        "The idea that {} is nonsense.",
-        "{}. That's not how it works.",
-        "{}: false.",
-        "It's a mistake to think {}.",
-        "{}. Don't believe it.",
-        "There's a belief that {}. It doesn't hold up.",
-    ],
-)
+REJECTIONS = [
+    "A common myth is that {}, but it does not hold.",
+    "Some people think {}; they are mistaken.",
+    "It is not true that {}.",
+    "{}. That is a misconception.",
+    "Never assume that {}.",
+    "People often assume {}, but that's not right.",
+    "{}? No, definitely not.",
+    "I wouldn't say that {}.",
+    # typed with the apostrophes phones and word processors put in
+    "Don’t assume that {}.",
+    "I wouldn’t say that {}.",
+    "{}. That’s wrong.",
+    "{}. That is a common misunderstanding.",
+    "The idea that {} is nonsense.",
+    "{}. That's not how it works.",
+    "{}: false.",
+    "It's a mistake to think {}.",
+    "{}. Don't believe it.",
+    "There's a belief that {}. It doesn't hold up.",
+]
+
+
+@pytest.mark.parametrize("framing", REJECTIONS)
 def test_a_misconception_the_answer_rejects_is_not_penalised(grader, bank, framing: str) -> None:  # type: ignore[no-untyped-def]
-    """Across the whole bank: a strong candidate names the trap to reject it."""
+    """Across the whole bank: a strong candidate names the trap to reject it. Each framing
+    reads a rotating quarter of the bank's misconceptions (about 59), so every misconception
+    is rejected by four or five of the framings and the sweep costs a quarter of the grades."""
     flagged = []
-    for q in bank:
-        for m in q.rubric.misconceptions:
-            claim = m.text.rstrip(".")
-            grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
-            flagged += [m.text for found in grade.misconceptions if found.text == m.text]
+    quarter = REJECTIONS.index(framing) % 4
+    every = [(q, m) for q in bank for m in q.rubric.misconceptions]
+    for q, m in every[quarter::4]:
+        claim = m.text.rstrip(".")
+        grade = grader.grade(q, framing.format(claim[0].lower() + claim[1:]))
+        flagged += [m.text for found in grade.misconceptions if found.text == m.text]
     assert flagged == []
 
 
