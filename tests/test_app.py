@@ -28,7 +28,7 @@ from interviewer.settings import load_settings
 from interviewer.speech.review import ReviewedSpeech
 
 ELEM_IDS = {"msg", "send", "chat", "audio", "transcript", "grade", "hint", "reveal", "skip", "end", "report",
-            "start"}  # fmt: skip
+            "start", "voice-mode", "review", "interviewer-voice"}  # fmt: skip
 SECRET = "sk-test-0123456789abcdefSECRET"
 
 
@@ -73,6 +73,8 @@ def test_build_app_has_the_documented_elements_and_api(settings, app_manager: Se
     assert elem_ids >= ELEM_IDS
     audio = next(c for c in config["components"] if c["props"].get("elem_id") == "audio")
     assert set(audio["props"]["sources"]) == {"upload", "microphone"}
+    voice = next(c for c in config["components"] if c["props"].get("elem_id") == "interviewer-voice")
+    assert voice["props"]["autoplay"] is True  # the interviewer's line plays by itself
     public = {d["api_name"] for d in config["dependencies"] if d.get("api_visibility") == "public"}
     assert public == {"start", "answer", "transcribe"}  # UI events stay private
 
@@ -163,6 +165,57 @@ def test_a_spoken_answer_is_shown_for_review_and_graded_as_edited(
 
     with pytest.warns(UserWarning, match="already sent"):  # a second click sends nothing twice
         drain(interviews.on_send_spoken(sid, "again", draft_id))
+
+
+def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_line(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """Hands-free: no "Send" between the end of the answer and the interviewer's next words,
+    which come back as a WAV (a real voice: flite or espeak-ng) for the page to play."""
+    import wave
+
+    sid = started(interviews)
+    first = interviews.on_voice(sid, True)  # the first question, said aloud
+    with wave.open(first) as wav:
+        assert wav.getnframes() / wav.getframerate() > 1.0
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
+    text, _, draft_id = interviews.on_audio(sid, audio)
+    drain(interviews.on_hands_free(sid, text, draft_id, True, False))
+    answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
+    assert answer.text == "BF16 keeps the FP32 exponent range" and answer.audio
+    reply = interviews.on_voice(sid, True)
+    assert reply != first and Path(reply).stat().st_size > 44
+
+
+def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_spoken(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    sid = started(interviews)
+    assert interviews.on_voice(sid, False) == gr.skip()
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
+    text, _, draft_id = interviews.on_audio(sid, audio)
+    for voice_on, review in ((False, False), (True, True)):  # not a voice interview / review asked for
+        outputs = drain(interviews.on_hands_free(sid, text, draft_id, voice_on, review))
+        assert all(o == gr.skip() for o in outputs[0])
+    assert not any(isinstance(e, AnswerEvent) for e in interviews.manager.state(sid).events)
+
+
+def test_a_missing_voice_is_a_notice_and_the_session_goes_on(
+    interviews: Interviews,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    sid = started(interviews)
+    monkeypatch.setattr(interviews.settings, "voice", "no-such-voice")
+    with pytest.warns(UserWarning, match="voice is off: Unknown voice"):
+        assert interviews.on_voice(sid, True) is None
+    send_result = drain(interviews.on_send(sid, "An answer typed instead."))
+    assert send_result  # the session answers as before
 
 
 @pytest.mark.parametrize(

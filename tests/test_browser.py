@@ -283,3 +283,77 @@ def wait_for_toast_or_transcript(page: Any, timeout_s: float) -> tuple[list[str]
         if toasts or heard or time.perf_counter() > deadline:
             return toasts, heard
         time.sleep(0.2)
+
+
+# Every play() of an audio element, in the page or detached (Gradio's player keeps its own).
+COUNT_PLAYS = """
+window.__played = [];
+const play = HTMLMediaElement.prototype.play;
+HTMLMediaElement.prototype.play = function () {
+  window.__played.push(this.currentSrc || this.src || '(stream)');
+  return play.apply(this, arguments);
+};
+"""
+
+
+def record_answer(page: Any, seconds: float) -> None:
+    """Push to talk: record from the fake microphone (it plays the answer's WAV), then stop."""
+    page.click("#audio button[aria-label='Record audio']")
+    page.locator("#audio button", has_text="Record").first.click()
+    stop = page.locator("#audio button", has_text="Stop").first
+    stop.wait_for(state="visible", timeout=30_000)
+    time.sleep(seconds)
+    stop.click()
+
+
+def plays(page: Any) -> int:
+    return int(page.evaluate("window.__played.length"))
+
+
+def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
+    app_url: str, tmp_path: Path
+) -> None:
+    """Two questions answered aloud: the interviewer's lines play by themselves, and stopping
+    the recorder is the last thing the candidate does before the next question is heard."""
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (apt-get install -y chromium chromium-driver)")
+    from playwright.sync_api import sync_playwright
+
+    wav = speak(
+        "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much.", tmp_path
+    )
+    args = [*ARGS, f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
+        context.add_init_script(COUNT_PLAYS)
+        page = context.new_page()
+        page.goto(app_url)
+        page.wait_for_selector("#start")
+        page.check("#voice-mode input[type=checkbox]")
+        page.click("#mode label:has-text('drill')")
+        page.fill("#questions input[type=number]", "2")
+        page.press("#questions input[type=number]", "Enter")
+        page.click("#start")
+        wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
+        page.wait_for_function("window.__played.length >= 1", timeout=60_000)  # question 1, heard
+        heard_first = plays(page)
+
+        record_answer(page, seconds=6)  # no click after this one
+        wait_text(page, "#chat", "Spoken answer", timeout_s=120)
+        wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
+        page.wait_for_function(f"window.__played.length > {heard_first}", timeout=60_000)
+        shot(page, "7-voice-interview")
+        assert "Gradient" in text(page, "#chat") or "gradient" in text(page, "#chat")  # it was transcribed
+
+        record_answer(page, seconds=6)
+        page.wait_for_function(
+            "document.querySelectorAll('#chat [data-testid=\"user\"]').length >= 2", timeout=120_000
+        )
+        settle(page)
+        assert page.locator('#chat [data-testid="user"]', has_text="Spoken answer").count() == 2
+        sources = page.evaluate("window.__played")
+        assert len(set(sources)) >= 2, sources  # each line is its own audio
+        assert re.search(r"0:\d\d", text(page, "#interviewer-voice"))  # the player holds the last line
+        context.close()
+        browser.close()

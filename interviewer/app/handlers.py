@@ -19,6 +19,7 @@ from gradio.data_classes import FileData
 from interviewer.app.views import chat_messages, draft_figures, grade_panel, status_line
 from interviewer.errors import BadAudio, BadInput, InterviewerError
 from interviewer.interview.context import Services
+from interviewer.interview.phrasing import spoken_line
 from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions, SessionView
 from interviewer.interview.state import PROMPT_TYPES, Event
 from interviewer.report.build import build_report
@@ -28,6 +29,7 @@ from interviewer.settings import Settings
 from interviewer.speech.base import Transcription, WhisperSpeech
 from interviewer.speech.review import ReviewedSpeech
 from interviewer.speech.transcription import question_terms
+from interviewer.speech.voice import Voice, speak, voice_for
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,8 @@ class Interviews:
         self._error: InterviewerError | None = None
         self._warming = threading.Lock()
         self._started = False
+        self._voice: Voice | None = None
+        self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
 
@@ -282,6 +286,35 @@ class Interviews:
         except InterviewerError as exc:
             _warn(exc, self.settings)
             yield *self.panels(self.view(session_id)), gr.skip(), gr.skip(), gr.skip(), gr.skip()
+
+    def on_hands_free(
+        self, session_id: str, text: str, draft_id: str, voice_on: bool, review: bool
+    ) -> Iterator[tuple[Any, ...]]:
+        """In a voice interview, a transcribed recording is sent at once (unless the candidate
+        asked to review transcripts): no click between the end of the answer and the next
+        question. Otherwise nothing happens and the transcript waits for "Send"."""
+        if not voice_on or review or not draft_id or not text.strip():
+            yield tuple(gr.skip() for _ in range(7))
+            return
+        yield from self.on_send_spoken(session_id, text, draft_id)
+
+    def on_voice(self, session_id: str, voice_on: bool) -> Any:
+        """In a voice interview, the interviewer's words since the last answer (its reaction,
+        then the next question or follow-up) as a WAV the page plays by itself. When no voice
+        can speak, a notice says the voice is off; the text is on screen all along."""
+        view = self.view(session_id)
+        line = spoken_line(view.events) if voice_on and view is not None else ""
+        if not line:
+            return gr.skip()
+        try:
+            if self._voice is None:
+                self._voice = voice_for(self.settings.voice)
+            out = self._voice_dir / f"{session_id}-{len(view.events) if view else 0}.wav"
+            speak(line, out, self._voice)
+        except InterviewerError as exc:
+            _warn(InterviewerError(f"The interviewer's voice is off: {exc}"), self.settings)
+            return None
+        return str(out)
 
     def on_report(self, session_id: str, scope: str) -> tuple[Any, ...]:
         one = scope == "This session"

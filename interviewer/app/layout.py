@@ -84,6 +84,16 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                             elem_id="backend",
                         )
                         start = gr.Button("Start", variant="primary", elem_id="start")
+                    with gr.Row():
+                        voice_mode = gr.Checkbox(
+                            False,
+                            label="Voice interview: the interviewer speaks, and a recording is sent "
+                            "as soon as you stop it",
+                            elem_id="voice-mode",
+                        )
+                        review = gr.Checkbox(
+                            False, label="Review each transcript before sending", elem_id="review"
+                        )
                 status = gr.Markdown(elem_id="status")
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=3):
@@ -93,6 +103,13 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                             elem_id="chat",
                             buttons=["copy"],
                             group_consecutive_messages=False,
+                        )
+                        voiced = gr.Audio(
+                            label="Interviewer (voice interview)",
+                            type="filepath",
+                            autoplay=True,
+                            interactive=False,
+                            elem_id="interviewer-voice",
                         )
                         msg = gr.Textbox(
                             label="Your answer",
@@ -159,25 +176,30 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
         )
         started.then(None, [stored], None, js=SAVE_SESSION_JS, api_visibility=PRIVATE)
 
+        def speak_after(event: gr.events.Dependency) -> None:
+            event.then(interviews.on_voice, [session, voice_mode], [voiced], api_visibility=PRIVATE)
+
+        speak_after(started)
+
         def refresh_when_finished(event: gr.events.Dependency) -> None:
             event.then(interviews.on_finished, [session, scope], report_outputs, api_visibility=PRIVATE)
 
         for trigger in (send.click, msg.submit):
-            refresh_when_finished(
-                trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE)
-            )
+            sent = trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE)
+            refresh_when_finished(sent)
+            speak_after(sent)
         for button, command in ((hint, "/hint"), (reveal, "/answer"), (skip, "/skip")):
-            refresh_when_finished(
-                button.click(
-                    interviews.on_command, [session, gr.State(command)], panels, api_visibility=PRIVATE
-                )
+            done = button.click(
+                interviews.on_command, [session, gr.State(command)], panels, api_visibility=PRIVATE
             )
+            refresh_when_finished(done)
+            speak_after(done)
         ended = end.click(interviews.on_command, [session, gr.State("/end")], panels, api_visibility=PRIVATE)
         ended.then(lambda: gr.Tabs(selected="report-tab"), None, tabs, api_visibility=PRIVATE).then(
             interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE
         )
         for trigger in (audio.upload, audio.stop_recording):
-            trigger(
+            heard = trigger(
                 interviews.on_audio,
                 [session, audio],
                 [transcript, figures, draft],
@@ -185,14 +207,22 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                 concurrency_id="transcribe",
                 api_visibility=PRIVATE,
             )
-        refresh_when_finished(
-            send_voice.click(
-                interviews.on_send_spoken,
-                [session, transcript, draft],
+            hands_free = heard.then(
+                interviews.on_hands_free,
+                [session, transcript, draft, voice_mode, review],
                 [*panels, transcript, figures, draft, audio],
                 api_visibility=PRIVATE,
             )
+            refresh_when_finished(hands_free)
+            speak_after(hands_free)
+        spoken = send_voice.click(
+            interviews.on_send_spoken,
+            [session, transcript, draft],
+            [*panels, transcript, figures, draft, audio],
+            api_visibility=PRIVATE,
         )
+        refresh_when_finished(spoken)
+        speak_after(spoken)
         refresh.click(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
         scope.change(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
 

@@ -8,6 +8,8 @@ and PASS or MISS. A figure without a target is shown as `info`.
     index build (fresh home) and no-op re-index        in process
     retrieval, grade, per-turn latency through the graph (SessionManager.send)
     transcription real-time factor (espeak-ng + sox speech, faster-whisper)
+    voice turn: end of a spoken answer -> the interviewer's next line ready to play, and the
+      voice's real-time factor (transcription, grade, next line, speech synthesis)
     cold start: terminal to the first question; app to HTTP 200    bench_load.py
     16 sessions at once through the app's API (gradio_client); the app's peak RSS
 
@@ -45,10 +47,12 @@ from interviewer.evaluation.load import (
     terminal_cold_start,
 )
 from interviewer.grading.rubric import RubricGrader
-from interviewer.interview.session import SessionManager, SessionOptions
+from interviewer.interview.phrasing import spoken_line
+from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions
 from interviewer.models.embeddings import embedder_for
 from interviewer.settings import REPO_ROOT, Settings, default_results_dir
 from interviewer.speech.transcription import Transcriber, question_terms
+from interviewer.speech.voice import speak, voice_for
 
 RESULTS_DIR: Path | None = None  # None: --out, else evals/results in a checkout, else the data dir
 KINDS = ("reference", "partial", "weak")
@@ -73,12 +77,13 @@ class Plan:
     queries: int  # retrieval queries (evals/retrieval/paraphrases.jsonl)
     speech_s: float  # length of the generated speech
     speech_reps: int
+    voice_turns: int  # spoken answers for the voice-turn latency
     load_sessions: int
     load_turns: int
 
 
-FULL = Plan(3, 2, 3, 6, 5, 30, 48, 45.0, 3, 16, 5)
-QUICK = Plan(1, 1, 1, 2, 3, 8, 16, 15.0, 1, 16, 2)
+FULL = Plan(3, 2, 3, 6, 5, 30, 48, 45.0, 3, 8, 16, 5)
+QUICK = Plan(1, 1, 1, 2, 3, 8, 16, 15.0, 1, 3, 16, 2)
 
 # figure -> (label, unit, target: the most it may be, or None for a figure shown for information)
 FIGURES: dict[str, tuple[str, str, float | None]] = {
@@ -97,6 +102,9 @@ FIGURES: dict[str, tuple[str, str, float | None]] = {
     "reindex_noop_s": ("re-index, nothing changed", "s", None),
     "rubric_vectors_s": ("rubric vectors for the whole bank, fresh home", "s", None),
     "transcription_rtf": ("transcription, x real time", "x", 0.3),
+    "voice_turn_p50_s": ("voice turn: end of answer -> interviewer's line ready, p50", "s", None),
+    "voice_turn_p95_s": ("voice turn: end of answer -> interviewer's line ready, p95", "s", 1.5),
+    "tts_rtf": ("the interviewer's voice, x real time", "x", None),
     "load_errors": ("16 sessions at once: errors", "", 0.0),
     "load_p50_s": ("16 sessions at once: turn latency p50", "s", None),
     "load_p95_s": ("16 sessions at once: turn latency p95", "s", 1.0),
@@ -270,6 +278,35 @@ class Bench:
             speech_s=seconds, transcription_rtf=rtfs, whisper_model=self.settings.whisper_model
         )
 
+    def voice_turns(self) -> None:
+        """A voice interview's turn, in process as the app runs it: a spoken answer (12 s of
+        espeak-ng speech) is transcribed and graded, and the interviewer's next words are
+        synthesized. Measured from the end of the answer to the line's WAV being written."""
+        settings = self.settings.model_copy(update={"home": self.home("voice")})
+        manager = SessionManager(settings)
+        bank = manager.services.bank
+        warm = next(iter(bank))
+        manager.services.grader("rubric").grade(warm, warm.reference)
+        audio, _, _ = make_speech(list(bank), 12.0, self.root / "voice-speech")
+        voice = voice_for(settings.voice)
+        out = self.root / "voice-lines"
+        speak("Warm up the voice.", out / "warm.wav", voice)
+        turns, rtfs = [], []
+        sid, _ = manager.start(SessionOptions(questions=self.plan.voice_turns + 1, seed=3, mode="drill"))
+        manager.send(sid, AudioAnswer(str(audio)))  # the first loads Whisper: not timed
+        for n in range(self.plan.voice_turns):
+            t0 = time.perf_counter()
+            manager.send(sid, AudioAnswer(str(audio)))
+            line = spoken_line(manager.state(sid).events)
+            spoken = speak(line, out / f"line-{n}.wav", voice)
+            turns.append(time.perf_counter() - t0)
+            rtfs.append(spoken.rtf)
+        manager.close()
+        manager.services.close()
+        self.figures["voice_turn_p50_s"], self.figures["voice_turn_p95_s"] = p50_p95(turns)
+        self.figures["tts_rtf"] = median(rtfs)
+        self.details.update(voice=voice.name, voice_turn_s=turns, tts_rtf=rtfs)
+
     # -- other processes ------------------------------------------------------
 
     def cold_starts(self) -> None:
@@ -317,6 +354,7 @@ class Bench:
         self.step("retrieval", self.retrieval)
         self.step("per-turn latency and grade latency", self.turns)
         self.step("transcription", self.transcription)
+        self.step("voice turn", self.voice_turns)
         self.step("terminal cold start", self.cold_starts)
         self.step("app cold start, 16 sessions at once, peak memory", self.app)
 

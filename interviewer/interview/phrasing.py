@@ -1,5 +1,6 @@
 """What the interviewer says: questions, follow-ups and hints (templates, or an LLM
-with the template as fallback), and the end-of-session summary.
+with the template as fallback), the end-of-session summary, and the line a voice
+interview says aloud after each turn (`spoken_line`).
 
 Templates come from `prompts.py` and the rubric's key points; they never
 state a missed point, only its first words (`stem`). An LLM reply is checked
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
 from interviewer.grading.text import IDF, content_stems
 from interviewer.interview import prompts
-from interviewer.interview.state import PointState, QuestionResult, SummaryEvent
+from interviewer.interview.state import Event, PointState, QuestionResult, SummaryEvent
 from interviewer.llm import LLMBackend
 
 if TYPE_CHECKING:
@@ -281,3 +282,36 @@ def summary_event(
                    for r in results],
         missed=[p for p, _ in missed], weak_topics=weak,
     )  # fmt: skip
+
+
+# What the interviewer says aloud after a turn: the reaction, then the next question or follow-up.
+SPOKEN_TYPES = ("grade", "question", "follow_up", "hint", "skip")
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.S)
+
+
+def spoken_line(events: Sequence[Event]) -> str:
+    """The interviewer's words since the candidate last spoke, as one line to say: the first
+    sentence of a grade's reaction (the score and the points are on screen), then the next
+    question, follow-up, hint or skip notice in full.
+
+    >>> from interviewer.interview.state import AnswerEvent, FollowUpEvent, GradeEvent
+    >>> spoken_line([
+    ...     AnswerEvent("s", "002-07", "warmup keeps early steps small"),
+    ...     GradeEvent("s", "002-07", "Good start. You covered the updates."),
+    ...     FollowUpEvent("s", "002-07", "And what state is the optimizer missing at step one?"),
+    ... ])
+    'Good start. And what state is the optimizer missing at step one?'
+
+    """
+    since = [e for e in events if e.type in SPOKEN_TYPES or e.type == "answer"]
+    last_answer = max((i for i, e in enumerate(since) if e.type == "answer"), default=-1)
+    said = []
+    for event in since[last_answer + 1 :]:
+        text = str(event.to_json().get("text") or "").strip()
+        if not text:
+            continue
+        if event.type == "grade":
+            first = _FIRST_SENTENCE.match(text)
+            text = first.group(1) if first else text
+        said.append(text)
+    return " ".join(said)
