@@ -7,8 +7,9 @@ Takes the bank questions' spoken `ask` lines that name a term of
 written and once in its spoken form (the table applied), transcribes it back with the
 default Whisper model and reports, per voice and form: word error rate against the line
 (both sides through the table and lower-cased, spoken numbers as digits, spelled-out
-letters joined: "FP8", "F P 8" and "fp8" are one word; "LR" and "learning rate" agree), the share of jargon terms heard right, and the synthesis real-time
-factor (including the engine's start).
+letters joined: "FP8", "F P 8" and "fp8" are one word; "LR" and "learning rate" agree;
+a compound heard as its two halves is one word: "warm up" is "warmup"), the share of
+jargon terms heard right, and the synthesis real-time factor (including the engine's start).
 """
 
 from __future__ import annotations
@@ -55,6 +56,23 @@ def heard_words(text: str) -> list[str]:
     return compact(normalise(text))
 
 
+def join_compounds(hyp: list[str], ref: list[str]) -> list[str]:
+    """Two heard words that make one word of the line are that word: a listener hears
+    "warmup" and "warm up" alike.
+
+    >>> join_compounds(["a", "warm", "up", "phase"], ["a", "warmup", "phase"])
+    ['a', 'warmup', 'phase']
+    """
+    said = set(ref)
+    out: list[str] = []
+    for w in hyp:
+        if out and out[-1] + w in said and out[-1] not in said:
+            out[-1] += w
+        else:
+            out.append(w)
+    return out
+
+
 def lines(n: int) -> list[str]:
     terms = pronunciation().terms
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])")
@@ -75,6 +93,7 @@ def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bo
             heard = transcriber.transcribe(load_audio(path)).text
             # both sides through the table: "LR" and "learning rate", "FP8" and "F P 8" are one
             ref, hyp = heard_words(spoken_form(text)), heard_words(spoken_form(heard))
+            hyp = join_compounds(hyp, ref)
             if errors_of := word_errors(ref, hyp):
                 misheard.append((errors_of / max(len(ref), 1), " ".join(ref), " ".join(hyp)))
             errors, words = errors + word_errors(ref, hyp), words + len(ref)
