@@ -104,6 +104,8 @@ class Settings(BaseSettings):
     whisper_model: str = "tiny.en"
     # the interviewer's voice: auto (piper, else flite, else espeak-ng), one of those, or a Piper .onnx file
     voice: str = "auto"
+    # in a voice interview, this much silence after speech ends the answer (thinking pauses are shorter)
+    voice_silence_s: float = Field(default=2.5, ge=1.0, le=30.0)
     max_audio_s: float = 600.0
     max_follow_ups: int = 2
     auth: SecretStr | None = None  # "user:password" for a shared app

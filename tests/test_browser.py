@@ -84,15 +84,21 @@ def app_url(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def playwright() -> Iterator[Any]:
+    """One Playwright per module (a second one in the same thread is refused)."""
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed (apt-get install -y chromium chromium-driver)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield browser
-        browser.close()
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any) -> Iterator[Any]:
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -296,14 +302,18 @@ HTMLMediaElement.prototype.play = function () {
 """
 
 
-def record_answer(page: Any, seconds: float) -> None:
-    """Push to talk: record from the fake microphone (it plays the answer's WAV), then stop."""
-    page.click("#audio button[aria-label='Record audio']")
+def record_answer(page: Any, push_to_talk_s: float | None = None) -> None:
+    """Record from the fake microphone (it plays the answer's WAV, then its silence, in a
+    loop). With `push_to_talk_s`, press Stop after that long; else leave it to the page,
+    which stops after the pause that follows speech."""
+    if page.locator("#audio button[aria-label='Record audio']").count():
+        page.click("#audio button[aria-label='Record audio']")
     page.locator("#audio button", has_text="Record").first.click()
     stop = page.locator("#audio button", has_text="Stop").first
     stop.wait_for(state="visible", timeout=30_000)
-    time.sleep(seconds)
-    stop.click()
+    if push_to_talk_s is not None:
+        time.sleep(push_to_talk_s)
+        stop.click()
 
 
 def plays(page: Any) -> int:
@@ -311,49 +321,47 @@ def plays(page: Any) -> int:
 
 
 def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
-    app_url: str, tmp_path: Path
+    app_url: str, playwright: Any, tmp_path: Path
 ) -> None:
-    """Two questions answered aloud: the interviewer's lines play by themselves, and stopping
-    the recorder is the last thing the candidate does before the next question is heard."""
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (apt-get install -y chromium chromium-driver)")
-    from playwright.sync_api import sync_playwright
-
-    wav = speak(
+    """Two questions answered aloud: the interviewer's lines play by themselves; the first
+    answer ends when the candidate falls quiet (no click between Record and the next
+    question), the second when Stop is pressed (push to talk)."""
+    said = speak(
         "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much.", tmp_path
     )
+    wav = tmp_path / "answer-then-quiet.wav"
+    subprocess.run(["sox", str(said), str(wav), "pad", "0", "5"], check=True)  # 5 s of quiet after it
     args = [*ARGS, f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
-        context.add_init_script(COUNT_PLAYS)
-        page = context.new_page()
-        page.goto(app_url)
-        page.wait_for_selector("#start")
-        page.check("#voice-mode input[type=checkbox]")
-        page.click("#mode label:has-text('drill')")
-        page.fill("#questions input[type=number]", "2")
-        page.press("#questions input[type=number]", "Enter")
-        page.click("#start")
-        wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
-        page.wait_for_function("window.__played.length >= 1", timeout=60_000)  # question 1, heard
-        heard_first = plays(page)
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
+    context.add_init_script(COUNT_PLAYS)
+    page = context.new_page()
+    page.goto(app_url)
+    page.wait_for_selector("#start")
+    page.check("#voice-mode input[type=checkbox]")
+    page.click("#mode label:has-text('drill')")
+    page.fill("#questions input[type=number]", "2")
+    page.press("#questions input[type=number]", "Enter")
+    page.click("#start")
+    wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
+    page.wait_for_function("window.__played.length >= 1", timeout=60_000)  # question 1, heard
+    heard_first = plays(page)
 
-        record_answer(page, seconds=6)  # no click after this one
-        wait_text(page, "#chat", "Spoken answer", timeout_s=120)
-        wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
-        page.wait_for_function(f"window.__played.length > {heard_first}", timeout=60_000)
-        shot(page, "7-voice-interview")
-        assert "Gradient" in text(page, "#chat") or "gradient" in text(page, "#chat")  # it was transcribed
+    record_answer(page)  # the page hears the pause and stops: no click after Record
+    wait_text(page, "#chat", "Spoken answer", timeout_s=120)
+    wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
+    page.wait_for_function(f"window.__played.length > {heard_first}", timeout=60_000)
+    shot(page, "7-voice-interview")
+    assert "Gradient" in text(page, "#chat") or "gradient" in text(page, "#chat")  # it was transcribed
 
-        record_answer(page, seconds=6)
-        page.wait_for_function(
-            "document.querySelectorAll('#chat [data-testid=\"user\"]').length >= 2", timeout=120_000
-        )
-        settle(page)
-        assert page.locator('#chat [data-testid="user"]', has_text="Spoken answer").count() == 2
-        sources = page.evaluate("window.__played")
-        assert len(set(sources)) >= 2, sources  # each line is its own audio
-        assert re.search(r"0:\d\d", text(page, "#interviewer-voice"))  # the player holds the last line
-        context.close()
-        browser.close()
+    record_answer(page, push_to_talk_s=4)  # push to talk: Stop by hand
+    page.wait_for_function(
+        "document.querySelectorAll('#chat [data-testid=\"user\"]').length >= 2", timeout=120_000
+    )
+    settle(page)
+    assert page.locator('#chat [data-testid="user"]', has_text="Spoken answer").count() == 2
+    sources = page.evaluate("window.__played")
+    assert len(set(sources)) >= 2, sources  # each line is its own audio
+    assert re.search(r"0:\d\d", text(page, "#interviewer-voice"))  # the player holds the last line
+    context.close()
+    browser.close()

@@ -25,6 +25,52 @@ SESSION_KEY = "interviewer-session-id"
 # The tab's own storage: it survives a reload, and another tab has its own.
 READ_SESSION_JS = f"(stored) => [sessionStorage.getItem('{SESSION_KEY}') || '']"
 SAVE_SESSION_JS = f"(sid) => {{ sessionStorage.setItem('{SESSION_KEY}', sid || ''); return []; }}"
+# In a voice interview the page ends an answer by itself: while the recorder runs, it
+# listens to the microphone's level and presses Stop once speech has been followed by
+# `silence_s` of quiet (a thinking pause is shorter). Stop by hand always works.
+END_OF_ANSWER_JS = """
+<script>
+(() => {
+  const SILENCE_S = %(silence_s)s, LEVEL = 0.015;
+  let watching = false;
+  const stopButton = () => [...document.querySelectorAll('#audio button')].find(b => /Stop/.test(b.innerText));
+  const voiceMode = () => document.querySelector('#voice-mode input[type=checkbox]')?.checked;
+  async function watch() {
+    watching = true;
+    let stream, ctx;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({audio: true});
+      ctx = new AudioContext();
+      const meter = ctx.createAnalyser();
+      meter.fftSize = 2048;
+      ctx.createMediaStreamSource(stream).connect(meter);
+      const samples = new Float32Array(meter.fftSize);
+      let spoke = false, quietSince = null;
+      while (stopButton()) {
+        await new Promise(r => setTimeout(r, 100));
+        meter.getFloatTimeDomainData(samples);
+        const level = Math.sqrt(samples.reduce((s, x) => s + x * x, 0) / samples.length);
+        const now = performance.now();
+        if (level > LEVEL) { spoke = true; quietSince = null; }
+        else if (spoke) {
+          quietSince = quietSince ?? now;
+          if (now - quietSince > SILENCE_S * 1000) { stopButton()?.click(); break; }
+        }
+      }
+    } catch (err) {
+      console.warn('end-of-answer detection is off; press Stop when done', err);
+    } finally {
+      stream?.getTracks().forEach(t => t.stop());
+      ctx?.close();
+      watching = false;
+    }
+  }
+  new MutationObserver(() => {
+    if (!watching && voiceMode() && stopButton()) watch();
+  }).observe(document.documentElement, {childList: true, subtree: true});
+})();
+</script>
+"""
 PRIVATE = "private"  # UI events stay out of the API: programs use start, answer, transcribe
 REPORT_SCOPES = ["This session", "All sessions"]
 CSS = """
@@ -87,8 +133,8 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                     with gr.Row():
                         voice_mode = gr.Checkbox(
                             False,
-                            label="Voice interview: the interviewer speaks, and a recording is sent "
-                            "as soon as you stop it",
+                            label="Voice interview: the interviewer speaks; record your answer and "
+                            "it is sent after a pause (or when you press Stop)",
                             elem_id="voice-mode",
                         )
                         review = gr.Checkbox(

@@ -25,7 +25,7 @@ from typing import Any
 import gradio as gr
 
 from interviewer.app.handlers import LOCAL_HOSTS, Interviews, concurrency, make_manager
-from interviewer.app.layout import CSS, layout
+from interviewer.app.layout import CSS, END_OF_ANSWER_JS, layout
 from interviewer.errors import BadInput
 from interviewer.interview.session import SessionManager
 from interviewer.logs import add_log_file
@@ -62,6 +62,7 @@ def launch_options(
         "footer_links": ["api"],
         "show_error": False,
         "css": CSS,
+        "head": END_OF_ANSWER_JS % {"silence_s": settings.voice_silence_s},
     }
 
 
