@@ -106,18 +106,31 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A data directory whose vector index and rubric vectors are built once for the whole run
-    (as `interviewer index` does)."""
+    (as `interviewer index` does), shared by the xdist workers."""
+    import shutil
+
+    from filelock import FileLock
+
     from interviewer.corpus.bank import load_bank
     from interviewer.corpus.store import Store
     from interviewer.grading.rubric import RubricGrader
     from interviewer.settings import load_settings
 
+    # Built once for all xdist workers (their base temp directories share a parent that is
+    # this run's own), under a lock; each worker then works on its own copy.
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if worker_id != "master" else base) / "indexed-home-shared"
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / ".built").exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            settings = load_settings(home=shared)
+            Store(settings).ensure_index(load_bank(settings))
+            RubricGrader(settings).prime_bank()
+            (shared / ".built").touch()
     home = tmp_path_factory.mktemp("indexed-home")
-    settings = load_settings(home=home)
-    Store(settings).ensure_index(load_bank(settings))
-    RubricGrader(settings).prime_bank()
+    shutil.copytree(shared, home, dirs_exist_ok=True)
     return home
 
 
