@@ -63,11 +63,17 @@ def test_transcription_noise_speaks_numbers_and_adds_fillers() -> None:
 
 
 @pytest.mark.slow
-def test_the_embedded_grader_stays_above_its_floors_on_the_held_out_split() -> None:
-    from interviewer.evaluation.grades import evaluate
+def test_the_embedded_grader_stays_above_its_floors_on_half_the_held_out_split() -> None:
+    from interviewer.evaluation.grades import evaluate, load_answers
     from interviewer.settings import load_settings
 
-    result = evaluate(load_settings(), backend="rubric", split="held-out", runs=1)
+    # every other held-out question, all its answers (paraphrase pairs stay together): half the
+    # grades of `interviewer eval --split held-out`, which gives the figures of record
+    answers = load_answers(split="held-out")
+    kept = sorted({a.question_id for a in answers})[::2]
+    result = evaluate(
+        load_settings(), backend="rubric", runs=1, answers=[a for a in answers if a.question_id in kept]
+    )
     # Floors a little under the measured figures (grader rubric-14: QWK 0.90, ordering 0.95,
     # paraphrase 0.89, injection 1.0): they catch regressions, they are not the targets.
     assert result["qwk"] >= 0.82
