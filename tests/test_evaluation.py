@@ -91,13 +91,13 @@ def test_the_embedded_grader_stays_above_its_floors_on_half_the_held_out_split()
 @pytest.mark.slow
 def test_a_fresh_grader_gives_every_answer_the_same_grade_again() -> None:
     """Test-retest with a second grader built from scratch (its models reloaded), on every
-    sixth held-out answer: caches cannot hide nondeterminism."""
+    twelfth held-out answer: caches cannot hide nondeterminism."""
     from interviewer.evaluation.grades import evaluate, load_answers
     from interviewer.settings import load_settings
 
-    sample = load_answers(split="held-out")[::6]
+    sample = load_answers(split="held-out")[::12]
     result = evaluate(load_settings(), backend="rubric", runs=2, answers=sample)
-    assert result["answers"] == len(sample) >= 60
+    assert result["answers"] == len(sample) >= 30
     assert result["retest_identical"] == 1.0
 
 

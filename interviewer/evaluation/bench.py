@@ -83,7 +83,7 @@ class Plan:
 
 
 FULL = Plan(3, 2, 3, 6, 5, 30, 48, 45.0, 3, 8, 16, 5)
-QUICK = Plan(1, 1, 1, 2, 3, 8, 16, 15.0, 1, 3, 16, 2)
+QUICK = Plan(1, 1, 1, 2, 3, 8, 16, 15.0, 1, 2, 16, 2)
 
 # figure -> (label, unit, target: the most it may be, or None for a figure shown for information)
 FIGURES: dict[str, tuple[str, str, float | None]] = {

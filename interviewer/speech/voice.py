@@ -70,7 +70,7 @@ def spoken_form(text: str) -> str:
     """The text as the interviewer should say it.
 
     >>> spoken_form("FP8 or BF16 at 3e-4 on 8 GPUs?")
-    "F P 8 or B F 16 at 3 e minus 4 on 8 G P U's?"
+    "F P 8 or B F sixteen at 3 e minus 4 on 8 G P U's?"
     >>> spoken_form("ZeRO-3 shards a 7B model; QK-norm helps.")
     'zero stage three shards a 7 B model; Q K norm helps.'
     """
