@@ -91,14 +91,30 @@ def test_the_embedded_grader_stays_above_its_floors_on_half_the_held_out_split()
 @pytest.mark.slow
 def test_a_fresh_grader_gives_every_answer_the_same_grade_again() -> None:
     """Test-retest with a second grader built from scratch (its models reloaded), on every
-    twelfth held-out answer: caches cannot hide nondeterminism."""
-    from interviewer.evaluation.grades import evaluate, load_answers
+    sixth held-out answer: caches cannot hide nondeterminism. Whole grades are compared,
+    evidence and confidences included, not only scores."""
+    from interviewer.corpus.bank import load_bank
+    from interviewer.evaluation.grades import load_answers
+    from interviewer.grading.rubric import RubricGrader
+    from interviewer.models.embeddings import _EMBEDDERS
     from interviewer.settings import load_settings
 
-    sample = load_answers(split="held-out")[::12]
-    result = evaluate(load_settings(), backend="rubric", runs=2, answers=sample)
-    assert result["answers"] == len(sample) >= 30
-    assert result["retest_identical"] == 1.0
+    settings = load_settings()
+    bank = load_bank(settings)
+    sample = load_answers(split="held-out")[::6]
+
+    def grades() -> list[dict[str, object]]:
+        grader = RubricGrader(settings)
+        out = []
+        for a in sample:
+            grade = grader.grade(bank.get(a.question_id), a.answer).model_dump(mode="json")
+            grade.pop("latency_ms", None)
+            out.append(grade)
+        return out
+
+    first = grades()
+    _EMBEDDERS.clear()  # the second grader loads its models again
+    assert len(sample) >= 60 and grades() == first
 
 
 def test_figures_undefined_for_the_data_are_reported_as_missing_not_nan() -> None:

@@ -257,12 +257,13 @@ def test_intensifiers_state_every_claim_of_the_bank(grader, bank) -> None:  # ty
 
 
 def test_a_key_point_the_answer_rejects_is_not_covered(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """Every other key point of the bank (307 of 614), rejected where it is said."""
+    points = [(q, i, kp) for q in bank for i, kp in enumerate(q.key_points)][::2]
     said = [
         grader.grade(q, f"It is not true that {kp.text[0].lower()}{kp.text[1:]}.").key_points[i].status
-        for q in bank
-        for i, kp in enumerate(q.key_points)
+        for q, i, kp in points
     ]
-    assert said.count("missed") >= 0.9 * len(said)  # 579 of 614 on rubric-13 and rubric-14
+    assert said.count("missed") >= 0.9 * len(said)  # 579 of all 614 on rubric-13 and rubric-14
 
 
 def test_a_rejection_with_a_claim_of_its_own_does_not_reject_the_sentence_before(grader, bank) -> None:  # type: ignore[no-untyped-def]
