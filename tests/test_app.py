@@ -11,6 +11,7 @@ import doctest
 import importlib
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,9 @@ def test_a_missing_voice_is_a_notice_and_the_session_goes_on(
         assert interviews.on_voice(sid, True) is None
     send_result = drain(interviews.on_send(sid, "An answer typed instead."))
     assert send_result  # the session answers as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once: the next line is silent, with no second notice
+        assert interviews.on_voice(sid, True) is None
 
 
 @pytest.mark.parametrize(

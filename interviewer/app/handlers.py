@@ -78,6 +78,7 @@ class Interviews:
         self._started = False
         self._voice: Voice | None = None
         self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
+        self._voice_off: set[str] = set()  # sessions already told that the voice is off
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
 
@@ -309,10 +310,16 @@ class Interviews:
         try:
             if self._voice is None:
                 self._voice = voice_for(self.settings.voice)
+            for old in self._voice_dir.glob(f"{session_id}-*.wav"):  # the page has its own copy
+                old.unlink(missing_ok=True)
             out = self._voice_dir / f"{session_id}-{len(view.events) if view else 0}.wav"
             speak(line, out, self._voice)
         except InterviewerError as exc:
-            _warn(InterviewerError(f"The interviewer's voice is off: {exc}"), self.settings)
+            if session_id in self._voice_off:  # said once per session; the text goes on
+                log.info("voice still off for session %s: %s", session_id, exc)
+            else:
+                self._voice_off.add(session_id)
+                _warn(InterviewerError(f"The interviewer's voice is off: {exc}"), self.settings)
             return None
         return str(out)
 
