@@ -77,7 +77,7 @@ class Interviews:
         self._warming = threading.Lock()
         self._started = False
         self._voice: Voice | None = None
-        self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
+        self._voice_dir: Path | None = None  # made on the first spoken line
         self._voice_off: set[str] = set()  # sessions already told that the voice is off
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
@@ -310,6 +310,8 @@ class Interviews:
         try:
             if self._voice is None:
                 self._voice = voice_for(self.settings.voice)
+            if self._voice_dir is None:
+                self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
             for old in self._voice_dir.glob(f"{session_id}-*.wav"):  # the page has its own copy
                 old.unlink(missing_ok=True)
             out = self._voice_dir / f"{session_id}-{len(view.events) if view else 0}.wav"
