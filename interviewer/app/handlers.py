@@ -303,9 +303,9 @@ class Interviews:
         """In a voice interview, the interviewer's words since the last answer (its reaction,
         then the next question or follow-up) as a WAV the page plays by itself. When no voice
         can speak, a notice says the voice is off; the text is on screen all along."""
-        view = self.view(session_id)
-        line = spoken_line(view.events) if voice_on and view is not None else ""
-        if not line:
+        view = self.view(session_id) if voice_on else None
+        line = spoken_line(view.events) if view is not None else ""
+        if view is None or not line:
             return gr.skip()
         try:
             if self._voice is None:
@@ -314,7 +314,7 @@ class Interviews:
                 self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
             for old in self._voice_dir.glob(f"{session_id}-*.wav"):  # the page has its own copy
                 old.unlink(missing_ok=True)
-            out = self._voice_dir / f"{session_id}-{len(view.events) if view else 0}.wav"
+            out = self._voice_dir / f"{session_id}-{len(view.events)}.wav"
             speak(line, out, self._voice)
         except InterviewerError as exc:
             if session_id in self._voice_off:  # said once per session; the text goes on

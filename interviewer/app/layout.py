@@ -4,7 +4,8 @@ Two tabs. *Interview*: session setup, the chat, the answer box and the command
 buttons, the grade panel, and voice (record or upload -> editable transcript ->
 send). *Report*: the weakness report with its charts and downloads.
 Browser tests select by these ids: #msg #send #chat #audio #transcript #grade
-#hint #reveal #skip #end #report #start (and #status #send-voice #sid).
+#hint #reveal #skip #end #report #start #voice-mode #review #interviewer-voice
+(and #status #send-voice #sid).
 
 The handlers live in handlers.py (`Interviews`); this module only lays out and wires.
 """
@@ -205,6 +206,7 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                 report = gr.Markdown("*Press Refresh, or end a session.*", elem_id="report")
 
         panels = [chat, grade, status]
+        spoken_outputs = [*panels, transcript, figures, draft, audio]  # a spoken answer sent
         report_outputs = [report, mastery, scores, grill, speech, md_file, html_file]
 
         app.load(
@@ -225,21 +227,20 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
         def speak_after(event: gr.events.Dependency) -> None:
             event.then(interviews.on_voice, [session, voice_mode], [voiced], api_visibility=PRIVATE)
 
-        speak_after(started)
-
-        def refresh_when_finished(event: gr.events.Dependency) -> None:
+        def after_turn(event: gr.events.Dependency) -> None:
+            """A turn is over: refresh the report if the session ended, and say the next line."""
             event.then(interviews.on_finished, [session, scope], report_outputs, api_visibility=PRIVATE)
+            speak_after(event)
 
+        speak_after(started)
         for trigger in (send.click, msg.submit):
-            sent = trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE)
-            refresh_when_finished(sent)
-            speak_after(sent)
+            after_turn(trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE))
         for button, command in ((hint, "/hint"), (reveal, "/answer"), (skip, "/skip")):
-            done = button.click(
-                interviews.on_command, [session, gr.State(command)], panels, api_visibility=PRIVATE
+            after_turn(
+                button.click(
+                    interviews.on_command, [session, gr.State(command)], panels, api_visibility=PRIVATE
+                )
             )
-            refresh_when_finished(done)
-            speak_after(done)
         ended = end.click(interviews.on_command, [session, gr.State("/end")], panels, api_visibility=PRIVATE)
         ended.then(lambda: gr.Tabs(selected="report-tab"), None, tabs, api_visibility=PRIVATE).then(
             interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE
@@ -253,22 +254,22 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                 concurrency_id="transcribe",
                 api_visibility=PRIVATE,
             )
-            hands_free = heard.then(
-                interviews.on_hands_free,
-                [session, transcript, draft, voice_mode, review],
-                [*panels, transcript, figures, draft, audio],
+            after_turn(
+                heard.then(
+                    interviews.on_hands_free,
+                    [session, transcript, draft, voice_mode, review],
+                    spoken_outputs,
+                    api_visibility=PRIVATE,
+                )
+            )
+        after_turn(
+            send_voice.click(
+                interviews.on_send_spoken,
+                [session, transcript, draft],
+                spoken_outputs,
                 api_visibility=PRIVATE,
             )
-            refresh_when_finished(hands_free)
-            speak_after(hands_free)
-        spoken = send_voice.click(
-            interviews.on_send_spoken,
-            [session, transcript, draft],
-            [*panels, transcript, figures, draft, audio],
-            api_visibility=PRIVATE,
         )
-        refresh_when_finished(spoken)
-        speak_after(spoken)
         refresh.click(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
         scope.change(interviews.on_report, [session, scope], report_outputs, api_visibility=PRIVATE)
 
