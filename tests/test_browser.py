@@ -365,3 +365,46 @@ def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
     assert re.search(r"0:\d\d", text(page, "#interviewer-voice"))  # the player holds the last line
     context.close()
     browser.close()
+
+
+def test_a_refused_microphone_says_so_once_and_the_voice_interview_goes_on_typed(
+    app_url: str, playwright: Any
+) -> None:
+    """The candidate refuses the microphone: a notice says how to allow it or to type, the page
+    stops asking (no loop of refused requests), and a typed answer carries the interview on,
+    still spoken."""
+    args = [a for a in ARGS if a != "--use-fake-ui-for-media-stream"]  # the prompt is refused
+    browser = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=[*args, "--autoplay-policy=no-user-gesture-required"]
+    )
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # no microphone permission
+    context.add_init_script(COUNT_PLAYS)
+    page = context.new_page()
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "NotAllowedError" in m.text else None)
+    page.goto(app_url)
+    page.wait_for_selector("#start")
+    page.check("#voice-mode input[type=checkbox]")
+    page.click("#mode label:has-text('drill')")
+    page.fill("#questions input[type=number]", "2")
+    page.press("#questions input[type=number]", "Enter")
+    page.click("#start")
+    wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
+    page.wait_for_function("window.__played.length >= 1", timeout=60_000)
+
+    if page.locator("#audio button[aria-label='Record audio']").count():
+        page.click("#audio button[aria-label='Record audio']")
+    page.locator("#audio button", has_text="Record").first.click()
+    wait_text(page, "#mic-notice", "microphone is blocked", timeout_s=20)
+    assert "type your answer" in text(page, "#mic-notice")
+    time.sleep(2)
+    assert len(refused) <= 2, refused[:3]  # asked once (Gradio's recorder and the level meter)
+    shot(page, "8-microphone-refused")
+
+    heard = plays(page)
+    page.fill("#msg textarea", "Clip the gradients, so one bad batch cannot move the weights much.")
+    page.click("#send")
+    wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
+    page.wait_for_function(f"window.__played.length > {heard}", timeout=60_000)  # still spoken
+    context.close()
+    browser.close()

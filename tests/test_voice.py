@@ -18,6 +18,7 @@ from interviewer.speech.voice import (
     PiperVoice,
     VoiceFailed,
     pronunciation,
+    run_once,
     speak,
     spoken_form,
     voice_for,
@@ -57,6 +58,9 @@ class BrokenVoice:
 
     def command(self, text: str, out: Path) -> tuple[list[str], str | None]:
         return [sys.executable, "-c", "import sys; sys.exit('no sound card')"], None
+
+    def synthesize(self, said: str, out: Path) -> None:
+        run_once(self, said, out)
 
 
 def test_a_failing_engine_raises_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
@@ -100,6 +104,37 @@ def test_interviewer_speak_writes_a_wav(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert '"said": "Why warm up in F P 8?"' in done.stdout and _seconds(out) > 0.5
+
+
+@pytest.mark.slow
+def test_piper_keeps_one_worker_for_every_line_and_a_failed_worker_loses_no_line(tmp_path: Path) -> None:
+    voice = PiperVoice()
+    if not voice.available():
+        pytest.skip("Piper is an optional extra: pip install 'interviewer[piper]'")
+    try:
+        first = speak("Why warm up the learning rate?", tmp_path / "1.wav", voice)
+        worker = voice._worker
+        assert worker is not None and worker.alive()
+        second = speak("Good.\nNext: what does a loss spike tell you?", tmp_path / "2.wav", voice)
+        assert voice._worker is worker  # the voice loaded once
+        assert first.audio_s > 1.0 and second.audio_s > 1.5
+        assert second.seconds < 2.0  # no process start, no model load (about 0.1-0.3 s here)
+
+        worker.process.kill()  # a worker that died between lines is replaced
+        worker.process.wait()
+        third = speak("And how would you fix it?", tmp_path / "3.wav", voice)
+        assert third.audio_s > 1.0 and _seconds(third.path) == pytest.approx(third.audio_s)
+        assert voice._worker is not None and voice._worker is not worker and voice._worker.alive()
+
+        def dies_mid_line(said: str, out: Path) -> None:
+            raise OSError("Piper stopped (killed)")
+
+        voice._worker.say = dies_mid_line  # type: ignore[method-assign]
+        fourth = speak("Thanks.", tmp_path / "4.wav", voice)  # this line on its own process
+        assert fourth.audio_s > 0.3 and voice._worker is None
+    finally:
+        voice.close()
+    assert voice._worker is None
 
 
 def test_espeak_is_always_a_registered_fallback() -> None:

@@ -1,6 +1,6 @@
 """The interviewer's voice, read back: does Whisper hear the bank's jargon as it was meant?
 
-    python evals/speech/voice_readback.py [--lines 24] [--voices piper flite espeak-ng] [--out evals/speech]
+    python evals/speech/voice_readback.py [--lines 20] [--repeats 3] [--voices piper flite espeak-ng] [--out evals/speech]
 
 Takes the bank questions' spoken `ask` lines that name a term of
 `interviewer/speech/pronunciation.yaml`, says each with every installed voice, once as
@@ -10,6 +10,8 @@ default Whisper model and reports, per voice and form: word error rate against t
 letters joined: "FP8", "F P 8" and "fp8" are one word; "LR" and "learning rate" agree;
 a compound heard as its two halves is one word: "warm up" is "warmup"), the share of
 jargon terms heard right, and the synthesis real-time factor (including the engine's start).
+Piper samples its prosody (noise scales), so one pass over 20 lines moves by 1-3 points of
+WER from run to run: each line is said `--repeats` times and the errors pooled.
 """
 
 from __future__ import annotations
@@ -80,13 +82,13 @@ def lines(n: int) -> list[str]:
     return asks[:n]
 
 
-def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bool) -> dict:
+def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bool, repeats: int = 1) -> dict:
     jargon = {w for say in pronunciation().terms.values() for w in heard_words(say) if len(w) > 1}
     misheard: list[tuple[float, str, str]] = []
     errors = words = hits = named = 0
     synth = audio = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for n, text in enumerate(texts):
+        for n, text in enumerate(texts * repeats):
             path = Path(tmp) / f"{n}.wav"
             said = speak(text, path, voice) if spoken else speak_as_written(text, path, voice)
             synth, audio = synth + said.seconds, audio + said.audio_s
@@ -101,6 +103,7 @@ def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bo
                 named += 1
                 hits += t in hyp
     return {"voice": voice.name, "form": "spoken" if spoken else "as written", "lines": len(texts),
+            "repeats": repeats,
             "wer": round(errors / max(words, 1), 4), "jargon_heard": f"{hits}/{named}",
             "synthesis_rtf": round(synth / max(audio, 1e-9), 3),
             "worst": [{"said": r, "heard": h} for _, r, h in sorted(misheard, reverse=True)[:5]]}  # fmt: skip
@@ -109,6 +112,7 @@ def measure(voice: Voice, texts: list[str], transcriber: Transcriber, spoken: bo
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3, help="times each line is said (Piper varies)")
     ap.add_argument("--voices", nargs="+", default=["piper", "flite", "espeak-ng"])
     ap.add_argument("--out", type=Path, default=HERE)
     args = ap.parse_args(argv)
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: skipped ({exc})", file=sys.stderr)
             continue
         for spoken in (False, True):
-            r = measure(voice, texts, transcriber, spoken)
+            r = measure(voice, texts, transcriber, spoken, args.repeats)
             results.append(r)
             print(f"{r['voice']:<10} {r['form']:<11} WER {100 * r['wer']:.1f} %, jargon heard {r['jargon_heard']}, "
                   f"synthesis {r['synthesis_rtf']:.2f}x real time")  # fmt: skip

@@ -5,7 +5,7 @@ buttons, the grade panel, and voice (record or upload -> editable transcript ->
 send). *Report*: the weakness report with its charts and downloads.
 Browser tests select by these ids: #msg #send #chat #audio #transcript #grade
 #hint #reveal #skip #end #report #start #voice-mode #review #interviewer-voice
-(and #status #send-voice #sid).
+(and #status #send-voice #sid #mic-notice).
 
 The handlers live in handlers.py (`Interviews`); this module only lays out and wires.
 """
@@ -33,7 +33,21 @@ END_OF_ANSWER_JS = """
 <script>
 (() => {
   const SILENCE_S = %(silence_s)s, LEVEL = 0.015;
-  let watching = false;
+  const BLOCKED = 'The microphone is blocked for this page: allow it in the browser (the icon '
+    + 'by the address bar), then press Record again. Or type your answer: the interview goes on.';
+  const MISSING = 'No microphone found: connect one and press Record again, or type your answer.';
+  let watching = false, blocked = false;
+  const notice = (text) => {
+    const box = document.querySelector('#mic-notice');
+    if (box) { box.innerText = text; box.style.display = text ? '' : 'none'; }
+  };
+  navigator.permissions?.query({name: 'microphone'}).then(p => {
+    if (p.state === 'denied') { blocked = true; notice(BLOCKED); }
+    p.onchange = () => {
+      blocked = p.state === 'denied';
+      notice(blocked ? BLOCKED : '');
+    };
+  }).catch(() => {});
   const stopButton = () => [...document.querySelectorAll('#audio button')].find(b => /Stop/.test(b.innerText));
   const voiceMode = () => document.querySelector('#voice-mode input[type=checkbox]')?.checked;
   async function watch() {
@@ -59,6 +73,9 @@ END_OF_ANSWER_JS = """
         }
       }
     } catch (err) {
+      // refused or absent: say so once and stop asking (until the permission changes)
+      blocked = true;
+      notice(err?.name === 'NotFoundError' ? MISSING : BLOCKED);
       console.warn('end-of-answer detection is off; press Stop when done', err);
     } finally {
       stream?.getTracks().forEach(t => t.stop());
@@ -67,7 +84,7 @@ END_OF_ANSWER_JS = """
     }
   }
   new MutationObserver(() => {
-    if (!watching && voiceMode() && stopButton()) watch();
+    if (!watching && !blocked && voiceMode() && stopButton()) watch();
   }).observe(document.documentElement, {childList: true, subtree: true});
 })();
 </script>
@@ -181,6 +198,8 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                                 label="Record or upload your answer",
                                 elem_id="audio",
                             )
+                            # filled by the page when the microphone is refused or missing
+                            gr.HTML("", elem_id="mic-notice")
                             transcript = gr.Textbox(
                                 label="Transcript (edit it, then send)",
                                 lines=4,

