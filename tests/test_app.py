@@ -168,6 +168,21 @@ def test_a_spoken_answer_is_shown_for_review_and_graded_as_edited(
         drain(interviews.on_send_spoken(sid, "again", draft_id))
 
 
+def test_send_spoken_answer_transcribes_a_recording_whose_transcript_never_came(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """The recording reached the server but its transcript never reached the page (the
+    connection dropped): "Send spoken answer" transcribes it then and sends it as heard."""
+    sid = started(interviews)
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
+    drain(interviews.on_send_spoken(sid, "", "", audio))
+    answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
+    assert (answer.text, answer.audio) == ("BF16 keeps the FP32 exponent range", True)
+
+
 def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_line(
     interviews: Interviews,
     fake_speech,

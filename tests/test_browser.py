@@ -408,3 +408,46 @@ def test_a_refused_microphone_says_so_once_and_the_voice_interview_goes_on_typed
     page.wait_for_function(f"window.__played.length > {heard}", timeout=60_000)  # still spoken
     context.close()
     browser.close()
+
+
+def test_an_answer_recorded_while_the_connection_drops_is_sent_when_it_is_back(
+    app_url: str, playwright: Any, tmp_path: Path
+) -> None:
+    """The connection drops while the candidate speaks: the page says the answer is kept,
+    and once back online it uploads its own copy, which is transcribed and sent; the
+    interview goes on to the next question and the recorder is back on the microphone."""
+    said = speak(
+        "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much.", tmp_path
+    )
+    wav = tmp_path / "answer-then-quiet.wav"
+    subprocess.run(["sox", str(said), str(wav), "pad", "0", "5"], check=True)
+    args = [*ARGS, f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required"]
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
+    page = context.new_page()
+    page.goto(app_url)
+    page.wait_for_selector("#start")
+    page.check("#voice-mode input[type=checkbox]")
+    page.click("#mode label:has-text('drill')")
+    page.fill("#questions input[type=number]", "2")
+    page.press("#questions input[type=number]", "Enter")
+    page.click("#start")
+    wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
+
+    record_answer(page)
+    time.sleep(1.5)
+    context.set_offline(True)  # mid-answer
+    wait_text(page, "#mic-notice", "your answer is kept", timeout_s=10)
+    time.sleep(10)  # the answer ends (the page stops the recorder) and its upload fails
+    assert "Spoken answer" not in text(page, "#chat")
+    shot(page, "9-connection-dropped")
+    context.set_offline(False)
+
+    wait_text(page, "#chat", "Spoken answer", timeout_s=120)
+    wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
+    answer = page.locator('#chat [data-testid="user"]').first.inner_text()
+    assert "batch" in answer or "gradient" in answer.lower(), answer  # said before the drop
+    assert text(page, "#mic-notice").strip() == ""
+    page.locator("#audio button", has_text="Record").first.wait_for(state="visible", timeout=10_000)
+    context.close()
+    browser.close()

@@ -277,8 +277,15 @@ class Interviews:
             return gr.skip(), gr.skip(), gr.skip()
         return heard.text, draft_figures(heard.delivery), draft_id
 
-    def on_send_spoken(self, session_id: str, text: str, draft_id: str) -> Iterator[tuple[Any, ...]]:
+    def on_send_spoken(
+        self, session_id: str, text: str, draft_id: str, recording: str | None = None
+    ) -> Iterator[tuple[Any, ...]]:
+        """Send the reviewed transcript. A recording that was never transcribed (the connection
+        dropped as it ended) is transcribed now and sent as heard."""
         try:
+            if not draft_id and recording:
+                draft_id, heard = self.transcribe(session_id, recording)
+                text = heard.text
             if not draft_id:
                 raise BadInput("Record or upload an answer first; typed answers go in the answer box.")
             path = self.speech.confirm(draft_id, text)

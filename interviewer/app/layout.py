@@ -41,6 +41,41 @@ END_OF_ANSWER_JS = """
     const box = document.querySelector('#mic-notice');
     if (box) { box.innerText = text; box.style.display = text ? '' : 'none'; }
   };
+  // A dropped connection as an answer ends loses the upload, and Gradio's recorder does not
+  // send it again: the page keeps its own copy of each voice-mode answer until the answer
+  // gets through, and once back online uploads that copy (which sends it, as any recording).
+  const KEPT = 'The connection dropped: your answer is kept and is sent when the connection '
+    + 'is back. Or type your answer.';
+  const OFFLINE = 'The connection dropped: the interview goes on when it is back; nothing is lost.';
+  const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+  const answers = () => document.querySelectorAll('#chat [data-testid="user"]').length;
+  let kept = null, keptAt = 0, pending = false, lost = false;
+  const through = () => answers() > keptAt
+    || (document.querySelector('#transcript textarea')?.value || '').trim() !== '';
+  setInterval(() => { if (pending && !lost && through()) { pending = false; kept = null; } }, 300);
+  async function resend(blob) {
+    const click = (label) => document.querySelector(`#audio button[aria-label="${label}"]`)?.click();
+    click('Clear');
+    await sleep(300);
+    click('Upload file');
+    let input = null;
+    for (let i = 0; i < 30 && !(input = document.querySelector('#audio input[type=file]')); i++) await sleep(100);
+    if (!input) { notice('Your answer could not be sent again: press Record and say it once more.'); return; }
+    const file = new File([blob], 'answer.webm', {type: blob.type || 'audio/webm'});
+    const files = new DataTransfer();
+    files.items.add(file);
+    input.files = files.files;
+    const before = answers();
+    input.dispatchEvent(new Event('change', {bubbles: true}));
+    for (let i = 0; i < 600 && answers() <= before; i++) await sleep(100);
+    click('Record audio');  // back to the microphone for the next answer
+  }
+  window.addEventListener('offline', () => { lost = watching || pending; notice(lost ? KEPT : OFFLINE); });
+  window.addEventListener('online', async () => {
+    if ([KEPT, OFFLINE].includes(document.querySelector('#mic-notice')?.innerText)) notice('');
+    while (lost && watching) await sleep(200);  // the answer is still being recorded
+    if (lost && kept) { lost = pending = false; const blob = kept; kept = null; await resend(blob); }
+  });
   navigator.permissions?.query({name: 'microphone'}).then(p => {
     if (p.state === 'denied') { blocked = true; notice(BLOCKED); }
     p.onchange = () => {
@@ -59,6 +94,11 @@ END_OF_ANSWER_JS = """
       const meter = ctx.createAnalyser();
       meter.fftSize = 2048;
       ctx.createMediaStreamSource(stream).connect(meter);
+      const copy = new MediaRecorder(stream), parts = [];
+      copy.ondataavailable = (e) => parts.push(e.data);
+      const copied = new Promise(r => { copy.onstop = r; });
+      copy.start();
+      keptAt = answers();
       const samples = new Float32Array(meter.fftSize);
       let spoke = false, quietSince = null;
       while (stopButton()) {
@@ -72,6 +112,10 @@ END_OF_ANSWER_JS = """
           if (now - quietSince > SILENCE_S * 1000) { stopButton()?.click(); break; }
         }
       }
+      copy.stop();
+      await copied;
+      kept = new Blob(parts, {type: copy.mimeType});
+      pending = true;  // until its transcript or the answer shows up
     } catch (err) {
       // refused or absent: say so once and stop asking (until the permission changes)
       blocked = true;
@@ -198,7 +242,7 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                                 label="Record or upload your answer",
                                 elem_id="audio",
                             )
-                            # filled by the page when the microphone is refused or missing
+                            # filled by the page when the microphone is refused or missing, or the connection drops
                             gr.HTML("", elem_id="mic-notice")
                             transcript = gr.Textbox(
                                 label="Transcript (edit it, then send)",
@@ -284,7 +328,7 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
         after_turn(
             send_voice.click(
                 interviews.on_send_spoken,
-                [session, transcript, draft],
+                [session, transcript, draft, audio],
                 spoken_outputs,
                 api_visibility=PRIVATE,
             )
