@@ -181,6 +181,8 @@ def test_send_spoken_answer_transcribes_a_recording_whose_transcript_never_came(
     drain(interviews.on_send_spoken(sid, "", "", audio))
     answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
     assert (answer.text, answer.audio) == ("BF16 keeps the FP32 exponent range", True)
+    with pytest.warns(UserWarning, match="Nothing to send"):  # heard once already: not sent twice
+        drain(interviews.on_send_spoken(sid, "", "", audio))
 
 
 def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_line(

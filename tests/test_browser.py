@@ -275,7 +275,8 @@ def test_a_recording_without_speech_warns_and_submits_nothing(app_url: str, brow
         f"no 'No speech detected' warning; toasts: {toasts}"
     )
     page.click("#send-voice")  # nothing to send: a warning, no phantom answer
-    page.wait_for_selector("[data-testid='toast-body']:has-text('Record or upload')", timeout=10_000)
+    page.wait_for_selector("[data-testid='toast-body']:has-text('Nothing to send')", timeout=10_000)
+    settle(page)
     assert page.locator('#chat [data-testid="user"]').count() == 0
     context.close()
 
@@ -438,7 +439,9 @@ def test_an_answer_recorded_while_the_connection_drops_is_sent_when_it_is_back(
     time.sleep(1.5)
     context.set_offline(True)  # mid-answer
     wait_text(page, "#mic-notice", "your answer is kept", timeout_s=10)
-    time.sleep(10)  # the answer ends (the page stops the recorder) and its upload fails
+    stop = page.locator("#audio button", has_text="Stop").first
+    stop.wait_for(state="hidden", timeout=30_000)  # the answer ends (the page stops the recorder) ...
+    time.sleep(2)  # ... and its upload fails
     assert "Spoken answer" not in text(page, "#chat")
     shot(page, "9-connection-dropped")
     context.set_offline(False)

@@ -5,6 +5,7 @@ No layout here (`layout` builds the page and wires these handlers to it).
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import tempfile
@@ -79,6 +80,7 @@ class Interviews:
         self._voice: Voice | None = None
         self._voice_dir: Path | None = None  # made on the first spoken line
         self._voice_off: set[str] = set()  # sessions already told that the voice is off
+        self._heard: collections.deque[str] = collections.deque(maxlen=256)  # recordings transcribed
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
 
@@ -284,6 +286,9 @@ class Interviews:
         dropped as it ended) is transcribed now and sent as heard."""
         try:
             if not draft_id and recording:
+                if recording in self._heard:  # heard already, and nothing came of it
+                    raise BadInput("Nothing to send: no answer was heard in that recording. "
+                                   "Record it again, or type your answer.")  # fmt: skip
                 draft_id, heard = self.transcribe(session_id, recording)
                 text = heard.text
             if not draft_id:
@@ -361,6 +366,7 @@ class Interviews:
         view = self.view(session_id)
         if view is None or view.awaiting is None:
             raise BadInput("No question is waiting for an answer: start a session first.")
+        self._heard.append(path)
         try:
             return self.speech.draft(path, self.prompt_terms(view))
         except BadAudio as exc:  # name the upload, not the server's copy of it
