@@ -20,7 +20,7 @@ from gradio.data_classes import FileData
 from interviewer.app.views import chat_messages, draft_figures, grade_panel, status_line
 from interviewer.errors import BadAudio, BadInput, InterviewerError
 from interviewer.interview.context import Services
-from interviewer.interview.phrasing import spoken_line
+from interviewer.interview.phrasing import spoken_line, spoken_parts
 from interviewer.interview.session import AudioAnswer, SessionManager, SessionOptions, SessionView
 from interviewer.interview.state import PROMPT_TYPES, Event
 from interviewer.report.build import build_report
@@ -311,14 +311,16 @@ class Interviews:
             return
         yield from self.on_send_spoken(session_id, text, draft_id)
 
-    def on_voice(self, session_id: str, voice_on: bool) -> Any:
+    def on_voice(self, session_id: str, voice_on: bool) -> Iterator[Any]:
         """In a voice interview, the interviewer's words since the last answer (its reaction,
-        then the next question or follow-up) as a WAV the page plays by itself. When no voice
-        can speak, a notice says the voice is off; the text is on screen all along."""
+        then the next question or follow-up), streamed to a player that starts by itself: the
+        first sentence as soon as it is synthesized, then the rest. When no voice can speak, a
+        notice says the voice is off; the text is on screen all along."""
         view = self.view(session_id) if voice_on else None
-        line = spoken_line(view.events) if view is not None else ""
-        if view is None or not line:
-            return gr.skip()
+        parts = spoken_parts(spoken_line(view.events)) if view is not None else []
+        if view is None or not parts:
+            yield gr.skip()
+            return
         try:
             if self._voice is None:
                 self._voice = voice_for(self.settings.voice)
@@ -326,16 +328,17 @@ class Interviews:
                 self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
             for old in self._voice_dir.glob(f"{session_id}-*.wav"):  # the page has its own copy
                 old.unlink(missing_ok=True)
-            out = self._voice_dir / f"{session_id}-{len(view.events)}.wav"
-            speak(line, out, self._voice)
+            for n, part in enumerate(parts):
+                out = self._voice_dir / f"{session_id}-{len(view.events)}-{n}.wav"
+                speak(part, out, self._voice)
+                yield str(out)
         except InterviewerError as exc:
             if session_id in self._voice_off:  # said once per session; the text goes on
                 log.info("voice still off for session %s: %s", session_id, exc)
             else:
                 self._voice_off.add(session_id)
                 _warn(InterviewerError(f"The interviewer's voice is off: {exc}"), self.settings)
-            return None
-        return str(out)
+            yield None
 
     def on_report(self, session_id: str, scope: str) -> tuple[Any, ...]:
         one = scope == "This session"

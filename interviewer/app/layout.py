@@ -5,7 +5,7 @@ buttons, the grade panel, and voice (record or upload -> editable transcript ->
 send). *Report*: the weakness report with its charts and downloads.
 Browser tests select by these ids: #msg #send #chat #audio #transcript #grade
 #hint #reveal #skip #end #report #start #voice-mode #review #interviewer-voice
-(and #status #send-voice #sid #mic-notice).
+(and #status #send-voice #sid #mic-notice #replay-voice).
 
 The handlers live in handlers.py (`Interviews`); this module only lays out and wires.
 """
@@ -133,6 +133,10 @@ END_OF_ANSWER_JS = """
 })();
 </script>
 """
+REPLAY_JS = """() => {
+  const line = document.querySelector('#interviewer-voice audio');
+  if (line) { line.currentTime = 0; line.play(); }
+}"""
 PRIVATE = "private"  # UI events stay out of the API: programs use start, answer, transcribe
 REPORT_SCOPES = ["This session", "All sessions"]
 CSS = """
@@ -216,8 +220,13 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                             label="Interviewer (voice interview)",
                             type="filepath",
                             autoplay=True,
+                            streaming=True,  # the first sentence plays while the rest is made
                             interactive=False,
                             elem_id="interviewer-voice",
+                        )
+                        # a streamed player has no play button of its own
+                        gr.Button("Say it again", size="sm", elem_id="replay-voice").click(
+                            None, None, None, js=REPLAY_JS, api_visibility=PRIVATE
                         )
                         msg = gr.Textbox(
                             label="Your answer",

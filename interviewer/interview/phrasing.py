@@ -315,3 +315,18 @@ def spoken_line(events: Sequence[Event]) -> str:
             text = first.group(1) if first else text
         said.append(text)
     return " ".join(said)
+
+
+def spoken_parts(line: str) -> list[str]:
+    """The line in the order it is synthesized and streamed: its first sentence alone (it
+    starts playing while the rest is made), then the rest.
+
+    >>> spoken_parts("Good start. And what state is the optimizer missing? Take your time.")
+    ['Good start.', 'And what state is the optimizer missing? Take your time.']
+    >>> spoken_parts("Why warm up?")
+    ['Why warm up?']
+    """
+    first = _FIRST_SENTENCE.match(line.strip())
+    if not first or not line.strip()[first.end(1) :].strip():
+        return [line.strip()] if line.strip() else []
+    return [first.group(1), line.strip()[first.end(1) :].strip()]
