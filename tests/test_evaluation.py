@@ -63,14 +63,14 @@ def test_transcription_noise_speaks_numbers_and_adds_fillers() -> None:
 
 
 @pytest.mark.slow
-def test_the_embedded_grader_stays_above_its_floors_on_half_the_held_out_split() -> None:
+def test_the_embedded_grader_stays_above_its_floors_on_a_third_of_the_held_out_split() -> None:
     from interviewer.evaluation.grades import evaluate, load_answers
     from interviewer.settings import load_settings
 
-    # every other held-out question, all its answers (paraphrase pairs stay together): half the
-    # grades of `interviewer eval --split held-out`, which gives the figures of record
+    # every third held-out question, all its answers (paraphrase pairs stay together): a third
+    # of the grades of `interviewer eval --split held-out`, which gives the figures of record
     answers = load_answers(split="held-out")
-    kept = sorted({a.question_id for a in answers})[::2]
+    kept = sorted({a.question_id for a in answers})[::3]
     result = evaluate(
         load_settings(), backend="rubric", runs=1, answers=[a for a in answers if a.question_id in kept]
     )
