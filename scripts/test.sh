@@ -12,5 +12,6 @@ scripts/setup.sh --dev
 .venv/bin/mypy interviewer
 .venv/bin/lint-imports
 # Two workers (pytest-xdist), for the fast tier and the whole suite alike: the slow tests
-# mostly wait on a process, a server or a browser, and each worker builds its own index.
-exec .venv/bin/python -m pytest -n 2 "$@"
+# mostly wait on a process, a server or a browser. Work stealing: a worker left idle at the
+# end takes queued tests from the other instead of waiting behind its slow ones.
+exec .venv/bin/python -m pytest -n 2 --dist worksteal "$@"
