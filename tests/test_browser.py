@@ -321,22 +321,33 @@ def plays(page: Any) -> int:
     return int(page.evaluate("window.__played.length"))
 
 
-def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
-    app_url: str, playwright: Any, tmp_path: Path
-) -> None:
-    """Two questions answered aloud: the interviewer's lines play by themselves; the first
-    answer ends when the candidate falls quiet (no click between Record and the next
-    question), the second when Stop is pressed (push to talk)."""
-    said = speak(
-        "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much.", tmp_path
-    )
-    wav = tmp_path / "answer-then-quiet.wav"
-    subprocess.run(["sox", str(said), str(wav), "pad", "0", "5"], check=True)  # 5 s of quiet after it
-    args = [*ARGS, f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required"]
+SPOKEN_ANSWER = "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much."
+
+
+def answer_then_quiet(folder: Path) -> Path:
+    """The fake microphone's sound (it loops): a spoken answer, then 5 s of quiet."""
+    wav = folder / "answer-then-quiet.wav"
+    subprocess.run(["sox", str(speak(SPOKEN_ANSWER, folder)), str(wav), "pad", "0", "5"], check=True)
+    return wav
+
+
+def voice_browser(playwright: Any, microphone: Path | None) -> tuple[Any, Any, Any]:
+    """(browser, context, page): a fresh Chromium that plays audio by itself and counts what
+    it plays. With `microphone`, that WAV is the microphone, allowed; without, it is refused."""
+    args = [*ARGS, "--autoplay-policy=no-user-gesture-required"]
+    if microphone is None:
+        args.remove("--use-fake-ui-for-media-stream")  # the permission prompt is refused
+    else:
+        args.append(f"--use-file-for-fake-audio-capture={microphone}")
     browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
+    allowed = {"permissions": ["microphone"]} if microphone else {}
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, **allowed)
     context.add_init_script(COUNT_PLAYS)
-    page = context.new_page()
+    return browser, context, context.new_page()
+
+
+def start_voice_interview(page: Any, app_url: str) -> None:
+    """A two-question drill in voice mode, up to the first question heard."""
     page.goto(app_url)
     page.wait_for_selector("#start")
     page.check("#voice-mode input[type=checkbox]")
@@ -346,6 +357,16 @@ def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
     page.click("#start")
     wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
     page.wait_for_function("window.__played.length >= 1", timeout=60_000)  # question 1, heard
+
+
+def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
+    app_url: str, playwright: Any, tmp_path: Path
+) -> None:
+    """Two questions answered aloud: the interviewer's lines play by themselves; the first
+    answer ends when the candidate falls quiet (no click between Record and the next
+    question), the second when Stop is pressed (push to talk)."""
+    browser, context, page = voice_browser(playwright, answer_then_quiet(tmp_path))
+    start_voice_interview(page, app_url)
     heard_first = plays(page)
 
     record_answer(page)  # the page hears the pause and stops: no click after Record
@@ -379,24 +400,10 @@ def test_a_refused_microphone_says_so_once_and_the_voice_interview_goes_on_typed
     """The candidate refuses the microphone: a notice says how to allow it or to type, the page
     stops asking (no loop of refused requests), and a typed answer carries the interview on,
     still spoken."""
-    args = [a for a in ARGS if a != "--use-fake-ui-for-media-stream"]  # the prompt is refused
-    browser = playwright.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=[*args, "--autoplay-policy=no-user-gesture-required"]
-    )
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # no microphone permission
-    context.add_init_script(COUNT_PLAYS)
-    page = context.new_page()
+    browser, context, page = voice_browser(playwright, microphone=None)
     refused: list[str] = []
     page.on("console", lambda m: refused.append(m.text) if "NotAllowedError" in m.text else None)
-    page.goto(app_url)
-    page.wait_for_selector("#start")
-    page.check("#voice-mode input[type=checkbox]")
-    page.click("#mode label:has-text('drill')")
-    page.fill("#questions input[type=number]", "2")
-    page.press("#questions input[type=number]", "Enter")
-    page.click("#start")
-    wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
-    page.wait_for_function("window.__played.length >= 1", timeout=60_000)
+    start_voice_interview(page, app_url)
 
     if page.locator("#audio button[aria-label='Record audio']").count():
         page.click("#audio button[aria-label='Record audio']")
@@ -422,23 +429,8 @@ def test_an_answer_recorded_while_the_connection_drops_is_sent_when_it_is_back(
     """The connection drops while the candidate speaks: the page says the answer is kept,
     and once back online it uploads its own copy, which is transcribed and sent; the
     interview goes on to the next question and the recorder is back on the microphone."""
-    said = speak(
-        "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much.", tmp_path
-    )
-    wav = tmp_path / "answer-then-quiet.wav"
-    subprocess.run(["sox", str(said), str(wav), "pad", "0", "5"], check=True)
-    args = [*ARGS, f"--use-file-for-fake-audio-capture={wav}", "--autoplay-policy=no-user-gesture-required"]
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, permissions=["microphone"])
-    page = context.new_page()
-    page.goto(app_url)
-    page.wait_for_selector("#start")
-    page.check("#voice-mode input[type=checkbox]")
-    page.click("#mode label:has-text('drill')")
-    page.fill("#questions input[type=number]", "2")
-    page.press("#questions input[type=number]", "Enter")
-    page.click("#start")
-    wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
+    browser, context, page = voice_browser(playwright, answer_then_quiet(tmp_path))
+    start_voice_interview(page, app_url)
 
     record_answer(page)
     time.sleep(1.5)
