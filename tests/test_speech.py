@@ -103,6 +103,8 @@ def test_long_pauses_are_the_silences_between_stretches_of_speech() -> None:
     assert find_long_pauses([]) == []
 
 
+@pytest.mark.voice
+@pytest.mark.slow  # Silero VAD's weights (inside faster-whisper)
 def test_a_thinking_pause_in_real_speech_is_found_by_the_voice_activity_detector(tmp_path: Path) -> None:
     import numpy as np
 
