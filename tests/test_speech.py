@@ -23,6 +23,7 @@ from interviewer.errors import BackendUnavailable, BadAudio
 from interviewer.settings import Settings, load_settings
 from interviewer.speech import transcription as speech
 from interviewer.speech.transcription import (
+    Speech,
     Transcriber,
     build_prompt,
     count_fillers,
@@ -93,10 +94,10 @@ def test_count_fillers(text: str, expected: dict[str, int]) -> None:
 
 def test_long_pauses_are_the_silences_between_stretches_of_speech() -> None:
     spans = [
-        (0.0, 1.0),
-        (2.5, 2.8),  # 1.5 s gap: counts
-        (4.2, 4.6),  # 1.4 s gap: does not
-        (7.6, 8.0),  # 3.0 s gap
+        Speech(0.0, 1.0),
+        Speech(2.5, 2.8),  # 1.5 s gap: counts
+        Speech(4.2, 4.6),  # 1.4 s gap: does not
+        Speech(7.6, 8.0),  # 3.0 s gap
     ]
     assert find_long_pauses(spans) == [(1.0, 1.5), (4.6, 3.0)]
     assert find_long_pauses(spans[:1]) == []
@@ -246,7 +247,7 @@ def test_transcript_measures_pace_fillers_and_pauses(
             [("It,", 5.0, 5.2), ("uh,", 5.3, 5.5), ("stabilises", 5.6, 6.2), ("Adam.", 6.3, 7.0)],
         ),
     ]
-    monkeypatch.setattr(speech, "speech_spans", lambda audio: [(1.0, 2.6), (5.0, 7.0)])
+    monkeypatch.setattr(speech, "speech_spans", lambda audio: [Speech(1.0, 2.6), Speech(5.0, 7.0)])
     t = Transcriber(settings).transcribe(np.zeros(16_000 * 10, dtype=np.float32), prompt_terms=["Adam"])
     assert t.text == "Um, so warmup helps. It, uh, stabilises Adam."
     assert t.duration_s == 10.0

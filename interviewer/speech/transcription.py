@@ -168,10 +168,15 @@ def count_fillers(text: str) -> dict[str, int]:
     return {k: counts[k] for k in FILLERS if k in counts}
 
 
-Span = tuple[float, float]  # (start_s, end_s) of a stretch of speech
+@dataclass(frozen=True)
+class Speech:
+    """A stretch of speech in the audio, in seconds from its start."""
+
+    start: float
+    end: float
 
 
-def speech_spans(audio: Audio) -> list[Span]:
+def speech_spans(audio: Audio) -> list[Speech]:
     """Where the audio has speech, from Silero VAD (shipped inside faster-whisper): stretches
     split wherever the speaker is silent for LONG_PAUSE_S or more, each at least 0.25 s long
     (a click is not speech)."""
@@ -179,20 +184,23 @@ def speech_spans(audio: Audio) -> list[Span]:
 
     options = VadOptions(min_silence_duration_ms=int(LONG_PAUSE_S * 1000), min_speech_duration_ms=250,
                          speech_pad_ms=0)  # fmt: skip
-    return [(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in get_speech_timestamps(audio, options)]
+    return [
+        Speech(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE)
+        for c in get_speech_timestamps(audio, options)
+    ]
 
 
-def find_long_pauses(spans: Sequence[Span], min_gap_s: float = LONG_PAUSE_S) -> list[tuple[float, float]]:
+def find_long_pauses(spans: Sequence[Speech], min_gap_s: float = LONG_PAUSE_S) -> list[tuple[float, float]]:
     """(start_s, gap_s) for each silence of at least `min_gap_s` between two stretches of speech.
 
-    >>> find_long_pauses([(0.0, 0.4), (2.4, 2.9), (3.0, 3.3)])
+    >>> find_long_pauses([Speech(0.0, 0.4), Speech(2.4, 2.9), Speech(3.0, 3.3)])
     [(0.4, 2.0)]
     """
     pauses = []
     for before, after in itertools.pairwise(spans):
-        gap = after[0] - before[1]
+        gap = after.start - before.end
         if gap >= min_gap_s:
-            pauses.append((round(before[1], 2), round(gap, 2)))
+            pauses.append((round(before.end, 2), round(gap, 2)))
     return pauses
 
 
@@ -468,7 +476,7 @@ class Transcriber:
         if _ONLY_HESITATIONS.match(text):
             kept, text = [], ""
         spans = speech_spans(audio) if text else []
-        spoken_min = ((spans[-1][1] - spans[0][0]) if spans else duration) / 60
+        spoken_min = ((spans[-1].end - spans[0].start) if spans else duration) / 60
         spoken_min = max(spoken_min, 1 / 60)  # a one-word answer is not 10,000 wpm
         fillers = count_fillers(text)
         return Transcript(

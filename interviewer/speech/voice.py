@@ -135,7 +135,6 @@ class _PiperWorker:
     """
 
     def __init__(self, args: list[str], folder: Path) -> None:
-        self.folder = folder
         self.process = subprocess.Popen(
             [*args, "--output-dir", str(folder)],
             stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -143,7 +142,7 @@ class _PiperWorker:
         )  # fmt: skip
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read_stderr, daemon=True, name="piper-stderr").start()
-        self._stop = weakref.finalize(self, _stop_process, self.process)
+        self._stop = weakref.finalize(self, _stop_process, self.process, folder)
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -177,10 +176,11 @@ class _PiperWorker:
         self._stop()
 
 
-def _stop_process(process: subprocess.Popen[str]) -> None:
+def _stop_process(process: subprocess.Popen[str], folder: Path) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
+    shutil.rmtree(folder, ignore_errors=True)  # its WAVs were moved out as they were written
 
 
 class PiperVoice:
