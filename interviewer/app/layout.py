@@ -102,7 +102,7 @@ END_OF_ANSWER_JS = """
       const samples = new Float32Array(meter.fftSize);
       let spoke = false, quietSince = null;
       while (stopButton()) {
-        await new Promise(r => setTimeout(r, 100));
+        await sleep(100);
         meter.getFloatTimeDomainData(samples);
         const level = Math.sqrt(samples.reduce((s, x) => s + x * x, 0) / samples.length);
         const now = performance.now();
@@ -118,8 +118,10 @@ END_OF_ANSWER_JS = """
       pending = true;  // until its transcript or the answer shows up
     } catch (err) {
       // refused or absent: say so once and stop asking (until the permission changes)
-      blocked = true;
-      notice(err?.name === 'NotFoundError' ? MISSING : BLOCKED);
+      if (['NotAllowedError', 'SecurityError', 'NotFoundError'].includes(err?.name)) {
+        blocked = true;
+        notice(err.name === 'NotFoundError' ? MISSING : BLOCKED);
+      }
       console.warn('end-of-answer detection is off; press Stop when done', err);
     } finally {
       stream?.getTracks().forEach(t => t.stop());

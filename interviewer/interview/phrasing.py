@@ -326,7 +326,9 @@ def spoken_parts(line: str) -> list[str]:
     >>> spoken_parts("Why warm up?")
     ['Why warm up?']
     """
-    first = _FIRST_SENTENCE.match(line.strip())
-    if not first or not line.strip()[first.end(1) :].strip():
-        return [line.strip()] if line.strip() else []
-    return [first.group(1), line.strip()[first.end(1) :].strip()]
+    line = line.strip()
+    first = _FIRST_SENTENCE.match(line)
+    rest = line[first.end(1) :].strip() if first else ""
+    if not first or not rest:
+        return [line] if line else []
+    return [first.group(1), rest]
