@@ -210,8 +210,11 @@ def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_l
     drain(interviews.on_hands_free(sid, text, draft_id, True, False))
     answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
     assert answer.text == "BF16 keeps the FP32 exponent range" and answer.audio
+    # the turn's first sentence is already being said while the page shows the turn
+    ahead = {str(path) for path in interviews._said_ahead}
     reply = list(interviews.on_voice(sid, True))  # the reaction's first sentence, then the next question
     assert len(reply) == 2 and not set(reply) & set(first) and said(reply) > 1.0
+    assert reply[0] in ahead and not interviews._said_ahead
 
 
 def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_spoken(

@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turns", type=int, default=8)
     ap.add_argument("--voice", default="auto")
     ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--log", type=Path, help="keep the app's debug log here (where each turn's time goes)")
     args = ap.parse_args(argv)
     if CHROMIUM is None or not shutil.which("espeak-ng") or not shutil.which("sox"):
         print(
@@ -65,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(["sox", str(said), "-r", "16000", str(wav), "pad", "0", "5"], check=True)
     port = free_port()
     env = {**os.environ, "INTERVIEWER_HOME": str(tmp / "home"), "INTERVIEWER_VOICE": args.voice}
+    log = open(args.log, "w") if args.log else subprocess.DEVNULL  # noqa: SIM115 (closed below)
+    if args.log:
+        env["INTERVIEWER_LOG_LEVEL"] = "debug"
     app = subprocess.Popen([sys.executable, "-m", "interviewer.cli", "ui", "--port", str(port)], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                           stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
     shown, heard = [], []
     try:
         browser_args = ["--no-sandbox", "--disable-gpu", "--use-fake-device-for-media-stream",
@@ -121,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         app.terminate()
         app.wait(timeout=30)
+        if args.log:
+            log.close()
         shutil.rmtree(tmp, ignore_errors=True)
     later = heard[1:] or heard  # the first turn also loads Whisper
     result = {

@@ -10,7 +10,9 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,10 @@ class Interviews:
         self._voice: Voice | None = None
         self._voice_dir: Path | None = None  # made on the first spoken line
         self._voice_off: set[str] = set()  # sessions already told that the voice is off
+        # The first part of a line is synthesized as soon as the turn's text is known, while
+        # the page shows it and asks for the voice (`say_ahead`); one worker, as Piper has one.
+        self._saying = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voice")
+        self._said_ahead: dict[Path, Future[Any]] = {}
         self._heard: collections.deque[str] = collections.deque(maxlen=256)  # recordings transcribed
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
@@ -273,7 +279,9 @@ class Interviews:
             return gr.skip(), gr.skip(), gr.skip()
         try:
             progress(None, desc="Transcribing… (the first recording also loads the speech model)")
+            started = time.perf_counter()
             draft_id, heard = self.transcribe(session_id, path)
+            log.debug("transcribed a recording in %.2f s", time.perf_counter() - started)
         except InterviewerError as exc:
             _warn(exc, self.settings)  # whatever was typed or transcribed before stays
             return gr.skip(), gr.skip(), gr.skip()
@@ -309,7 +317,16 @@ class Interviews:
         if not voice_on or review or not draft_id or not text.strip():
             yield tuple(gr.skip() for _ in range(7))
             return
-        yield from self.on_send_spoken(session_id, text, draft_id)
+        started, last = time.perf_counter(), None
+        for update in self.on_send_spoken(session_id, text, draft_id):
+            if last is not None:
+                yield last
+            last = update
+        # The turn is over: its line starts being said before the page has even shown it.
+        self.say_ahead(session_id)
+        log.debug("graded a spoken answer in %.2f s", time.perf_counter() - started)
+        if last is not None:
+            yield last
 
     def on_voice(self, session_id: str, voice_on: bool) -> Iterator[Any]:
         """In a voice interview, the interviewer's words since the last answer (its reaction,
@@ -322,15 +339,18 @@ class Interviews:
             yield gr.skip()
             return
         try:
-            if self._voice is None:
-                self._voice = voice_for(self.settings.voice)
-            if self._voice_dir is None:
-                self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
-            for old in self._voice_dir.glob(f"{session_id}-*.wav"):  # the page has its own copy
-                old.unlink(missing_ok=True)
+            voice, folder = self._voice_and_folder()
+            line = f"{session_id}-{len(view.events)}-"
+            for old in folder.glob(f"{session_id}-*.wav"):  # the page has its own copy
+                if not old.name.startswith(line):
+                    old.unlink(missing_ok=True)
             for n, part in enumerate(parts):
-                out = self._voice_dir / f"{session_id}-{len(view.events)}-{n}.wav"
-                speak(part, out, self._voice)
+                out = folder / f"{line}{n}.wav"
+                ahead = self._said_ahead.pop(out, None)
+                if ahead is not None:
+                    ahead.result()  # raises what speaking raised
+                else:
+                    speak(part, out, voice)
                 yield str(out)
         except InterviewerError as exc:
             if session_id in self._voice_off:  # said once per session; the text goes on
@@ -339,6 +359,29 @@ class Interviews:
                 self._voice_off.add(session_id)
                 _warn(InterviewerError(f"The interviewer's voice is off: {exc}"), self.settings)
             yield None
+
+    def _voice_and_folder(self) -> tuple[Voice, Path]:
+        if self._voice is None:
+            self._voice = voice_for(self.settings.voice)
+        if self._voice_dir is None:
+            self._voice_dir = Path(tempfile.mkdtemp(prefix="interviewer-voice-"))
+        return self._voice, self._voice_dir
+
+    def say_ahead(self, session_id: str) -> None:
+        """Start synthesizing the first part of the session's next spoken line in the background,
+        so that `on_voice` finds it ready. Errors wait for `on_voice`, which reports them."""
+        view = self.view(session_id)
+        parts = spoken_parts(spoken_line(view.events)) if view is not None else []
+        if view is None or not parts:
+            return
+        try:
+            voice, folder = self._voice_and_folder()
+        except InterviewerError:
+            return  # on_voice says the voice is off
+        out = folder / f"{session_id}-{len(view.events)}-0.wav"
+        for stale in [p for p in self._said_ahead if p.name.startswith(f"{session_id}-")]:
+            self._said_ahead.pop(stale, None)
+        self._said_ahead[out] = self._saying.submit(speak, parts[0], out, voice)
 
     def on_report(self, session_id: str, scope: str) -> tuple[Any, ...]:
         one = scope == "This session"
