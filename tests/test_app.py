@@ -13,6 +13,7 @@ import socket
 import threading
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -207,14 +208,32 @@ def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_l
     audio = str(tmp_path / "answer.wav")
     fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
     text, _, draft_id = interviews.on_audio(sid, audio)
-    drain(interviews.on_hands_free(sid, text, draft_id, True, False))
-    answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
-    assert answer.text == "BF16 keeps the FP32 exponent range" and answer.audio
-    # the turn's first sentence is already being said while the page shows the turn
-    ahead = {str(path) for path in interviews._said_ahead}
-    reply = list(interviews.on_voice(sid, True))  # the reaction's first sentence, then the next question
+    with ThreadPoolExecutor(max_workers=1) as page:
+        # the page asks for the voice as the recording is sent, and it waits for the grade
+        voice = page.submit(lambda: list(interviews.on_voice_heard(sid, True, False, draft_id, text)))
+        drain(interviews.on_hands_free(sid, text, draft_id, True, False))
+        answer = next(e for e in interviews.manager.state(sid).events if isinstance(e, AnswerEvent))
+        assert answer.text == "BF16 keeps the FP32 exponent range" and answer.audio
+        reply = voice.result(timeout=60)  # the reaction's first sentence, then the next question
     assert len(reply) == 2 and not set(reply) & set(first) and said(reply) > 1.0
-    assert reply[0] in ahead and not interviews._said_ahead
+    assert not interviews._said_ahead  # the first sentence was said ahead, and used
+
+
+def test_a_recording_that_was_not_sent_says_nothing(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    sid = started(interviews)
+    audio = str(tmp_path / "answer.wav")
+    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
+    text, _, draft_id = interviews.on_audio(sid, audio)
+    drain(interviews.on_hands_free(sid, text, draft_id, True, False))
+    assert list(interviews.on_voice_heard(sid, True, False, draft_id, text))  # sent and said
+    with pytest.warns(UserWarning, match="already sent"):  # the same recording again: not sent
+        drain(interviews.on_hands_free(sid, text, draft_id, True, False))
+    assert list(interviews.on_voice_heard(sid, True, False, draft_id, text)) == [gr.skip()]
+    assert list(interviews.on_voice_heard(sid, True, True, draft_id, text)) == [gr.skip()]  # review on
 
 
 def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_spoken(

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,23 @@ def concurrency(settings: Settings) -> int:
 
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# How long the voice of a hands-free turn waits for its grade (an LLM grade may retry).
+HANDS_FREE_WAIT_S = 300.0
+
+
+@dataclass
+class HandsFreeTurn:
+    """A recording sent without a click: `done` once its turn is over, `sent` if it was sent."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    sent: bool = False
+
+
+def hands_free(voice_on: bool, review: bool, draft_id: str, text: str) -> bool:
+    """A transcribed recording goes out by itself: a voice interview, no review asked for."""
+    return voice_on and not review and bool(draft_id) and bool(text.strip())
+
+
 PROGRESS = gr.Progress()  # Gradio gives each call its own tracker in its place
 
 
@@ -86,6 +104,8 @@ class Interviews:
         # the page shows it and asks for the voice (`say_ahead`); one worker, as Piper has one.
         self._saying = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voice")
         self._said_ahead: dict[Path, Future[Any]] = {}
+        self._hands_free: dict[str, HandsFreeTurn] = {}  # by draft id, until its voice is said
+        self._hands_free_lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=256)  # recordings transcribed
 
     # -- warm-up: the first run builds the index; every run loads the grading model ----
@@ -314,19 +334,48 @@ class Interviews:
         """In a voice interview, a transcribed recording is sent at once (unless the candidate
         asked to review transcripts): no click between the end of the answer and the next
         question. Otherwise nothing happens and the transcript waits for "Send"."""
-        if not voice_on or review or not draft_id or not text.strip():
+        if not hands_free(voice_on, review, draft_id, text):
             yield tuple(gr.skip() for _ in range(7))
             return
+        turn = self._hands_free_turn(draft_id)
+        before = self.view(session_id)
         started, last = time.perf_counter(), None
-        for update in self.on_send_spoken(session_id, text, draft_id):
-            if last is not None:
-                yield last
-            last = update
-        # The turn is over: its line starts being said before the page has even shown it.
-        self.say_ahead(session_id)
-        log.debug("graded a spoken answer in %.2f s", time.perf_counter() - started)
+        try:
+            for update in self.on_send_spoken(session_id, text, draft_id):
+                if last is not None:
+                    yield last
+                last = update
+            after = self.view(session_id)
+            turn.sent = after is not None and len(after.events) > (len(before.events) if before else 0)
+            if turn.sent:  # its line starts being said before the page has even shown the turn
+                self.say_ahead(session_id)
+            log.debug("graded a spoken answer in %.2f s", time.perf_counter() - started)
+        finally:
+            turn.done.set()
         if last is not None:
             yield last
+
+    def on_voice_heard(
+        self, session_id: str, voice_on: bool, review: bool, draft_id: str, text: str
+    ) -> Iterator[Any]:
+        """The voice of a turn sent hands-free. It starts with the sending, not after it (a
+        page round trip, about 0.25 s), waits for the grade, then says the line as `on_voice`
+        does. Nothing is said when the recording was not sent."""
+        if not hands_free(voice_on, review, draft_id, text):
+            yield gr.skip()
+            return
+        turn = self._hands_free_turn(draft_id)
+        over = turn.done.wait(HANDS_FREE_WAIT_S)
+        with self._hands_free_lock:
+            self._hands_free.pop(draft_id, None)
+        if not (over and turn.sent):
+            yield gr.skip()
+            return
+        yield from self.on_voice(session_id, True)
+
+    def _hands_free_turn(self, draft_id: str) -> HandsFreeTurn:
+        with self._hands_free_lock:
+            return self._hands_free.setdefault(draft_id, HandsFreeTurn())
 
     def on_voice(self, session_id: str, voice_on: bool) -> Iterator[Any]:
         """In a voice interview, the interviewer's words since the last answer (its reaction,

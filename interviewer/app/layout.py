@@ -328,13 +328,20 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                 concurrency_id="transcribe",
                 api_visibility=PRIVATE,
             )
-            after_turn(
-                heard.then(
-                    interviews.on_hands_free,
-                    [session, transcript, draft, voice_mode, review],
-                    spoken_outputs,
-                    api_visibility=PRIVATE,
-                )
+            sent = heard.then(
+                interviews.on_hands_free,
+                [session, transcript, draft, voice_mode, review],
+                spoken_outputs,
+                api_visibility=PRIVATE,
+            )
+            sent.then(interviews.on_finished, [session, scope], report_outputs, api_visibility=PRIVATE)
+            # said alongside the sending, not after it: it waits for the grade on the server
+            heard.then(
+                interviews.on_voice_heard,
+                [session, voice_mode, review, draft, transcript],
+                [voiced],
+                concurrency_limit=None,  # it mostly waits; speaking goes through the one voice worker
+                api_visibility=PRIVATE,
             )
         after_turn(
             send_voice.click(
