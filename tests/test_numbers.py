@@ -194,3 +194,24 @@ def test_every_numeric_reference_answer_passes_its_own_check() -> None:
     for q in load_bank(load_settings()):
         if q.rubric.numeric is not None:
             assert check_numeric(clean(q.reference), q.rubric.numeric).verdict == "correct", q.id
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict"),
+    [
+        ("Clipping caps the norm, so one bad batch cannot move the weights much.", "missing"),
+        ("You compute one norm across all the parameters together.", "missing"),
+        ("Cosine decay is a common one that people use a lot.", "missing"),
+        ("I'd clip at one.", "correct"),
+        ("A max norm of one, over all parameters.", "correct"),
+        ("Set the max norm to one point oh.", "correct"),
+        ("Maybe one or two.", "incorrect"),  # two numbers offered for one target
+    ],
+)
+def test_one_as_a_determiner_states_no_number(answer: str, verdict: str) -> None:
+    """ "one bad batch" and "the one that diverged" say no 1; "clip at one" does. Before,
+    an off-topic sentence got the clip-value question's number point for its "one"."""
+    from interviewer.grading.text import clean
+
+    target = NumericTarget(value=1.0, unit="", tolerance=0.0)
+    assert check_numeric(clean(answer, determiners=True), target).verdict == verdict

@@ -33,7 +33,7 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
 from interviewer.grading.grade import AggregationParams
 
-GRADER_VERSION = "rubric-19"
+GRADER_VERSION = "rubric-20"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 REFIT = "run `python evals/calibrate.py` in a checkout to refit it"
 

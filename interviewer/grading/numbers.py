@@ -110,6 +110,43 @@ def _zero_is_a_name(tokens: list[str], i: int) -> bool:
     return bool(rest) and bool(_ZERO_NAME_NEXT.match(rest[0]))
 
 
+# After a lone "one", the words that keep it a number: a unit, a fraction, a range or a
+# choice ("one percent", "one tenth", "one to two", "one or two", "one e minus four").
+_ONE_THEN_NUMBER = re.compile(
+    r"(?:%|per|percent|gigabytes?|gib|gb|gigs?|megabytes?|mb|terabytes?|tb|bytes?|minutes?|mins?|seconds?"
+    r"|secs?|hours?|nats?|parameters?|params?|weights?|steps?|epochs?|fold|times|x|s|h|e|k|m|b|point|over"
+    r"|to|or|and|in|half|thirds?|quarters?|fifths?|eighths?|tenths?|sixteenths?|hundredths?|thousandths?)$",
+    re.I,
+)
+_ONE_AFTER = re.compile(r"(?:the|this|that|which|each|any|every|no|another)$", re.I)
+# A label before "one" makes it a numeral: "stage one shards the optimizer states", "step one".
+_ONE_LABEL = re.compile(
+    r"(?:stages?|steps?|phases?|ranks?|layers?|levels?|epochs?|gpus?|nodes?|options?|number|rounds?"
+    r"|versions?|parts?|top|types?|tiers?|days?|weeks?|zero|dp|tp|pp)$",
+    re.I,
+)
+
+
+def _one_is_a_word(tokens: list[str], i: int, before: list[str]) -> bool:
+    """Whether a lone "one" at `tokens[i]` is a determiner or a pronoun, not the number 1:
+    "one bad batch", "one of them", "the one that diverged". It is 1 when a unit, a fraction,
+    a range or a choice follows ("one percent", "one to two"), when nothing does ("clip at
+    one."), and after a label ("stage one shards the parameters").
+
+    >>> [words_to_digits(t, determiners=True) for t in ("so one bad batch", "clip at one.", "stage one shards")]
+    ['so one bad batch', 'clip at 1.', 'stage 1 shards']
+    >>> words_to_digits("so one bad batch")  # for matching words, "one" reads as "1" on both sides
+    'so 1 bad batch'
+    """
+    after = next((t for t in tokens[i + 1 : i + 3] if not t.isspace()), "")
+    prior = next((t for t in reversed(before) if not t.isspace()), "")
+    if _ONE_LABEL.match(prior) or (not prior and tokens[i].islower()):
+        return False  # a label's numeral, or a lower-case "one" opening a fragment: unknown, so 1
+    if _ONE_AFTER.match(prior):
+        return True
+    return after[:1].isalpha() and not _ONE_THEN_NUMBER.match(after)
+
+
 _DIGIT_WORD = "|".join(w for w, v in _UNITS.items() if v < 10)
 _LEADING_POINT = re.compile(rf"\bpoint((?:\s+(?:{_DIGIT_WORD})){{2,}})\b", re.I)
 
@@ -123,8 +160,12 @@ def _leading_point(m: re.Match[str]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)  # the same rubric points are read on every grade
-def words_to_digits(text: str) -> str:
-    """Replace runs of number words with digits; then spoken exponents with e-notation."""
+def words_to_digits(text: str, *, determiners: bool = False) -> str:
+    """Replace runs of number words with digits; then spoken exponents with e-notation.
+
+    With `determiners`, a lone "one" that is a determiner or a pronoun ("one bad batch", "the
+    one that diverged") stays a word: how numbers are read for checking a stated number.
+    Matching words leaves it off, so that an answer and a rubric phrasing read alike."""
     text = re.sub(r"\ba hundred\b", "one hundred", text, flags=re.I)
     # "41 point six seven" -> "41.67"
     text = re.sub(
@@ -177,7 +218,7 @@ def words_to_digits(text: str) -> str:
                 while last_word > i and tokens[last_word].isspace():
                     last_word -= 1
             value = _run_value(run)
-            if value is not None:
+            if value is not None and not (determiners and run == ["one"] and _one_is_a_word(tokens, i, out)):
                 out.append(value)
                 i = last_word + 1
                 continue
@@ -383,7 +424,7 @@ def written_numbers(text: str) -> str:
 
 def _located_quantities(text: str) -> tuple[str, list[tuple[Quantity, int, int]]]:
     """The normalised text and every number in it, with where it stands."""
-    norm = written_numbers(words_to_digits(text))
+    norm = written_numbers(words_to_digits(text, determiners=True))
     out = []
     for m in _QUANTITY.finditer(norm):
         number, mult, unit = m.group(1), (m.group(2) or "").lower(), (m.group(3) or "").lower()

@@ -78,7 +78,7 @@ MAX_READS = 4  # pairs: a claim with a twin takes two (claim and twin against th
 
 def numbers_agree(phrasings: list[str], span: str) -> bool:
     """A claim with a number is only stated by a span that says one of its numbers."""
-    said = {q.value for q in extract_quantities(clean(span))}
+    said = {q.value for q in extract_quantities(clean(span, determiners=True))}
     for phrase in phrasings:
         claimed = {q.value for q in extract_quantities(phrase)}
         if not claimed or any(same_value(c, v) for c in claimed for v in said):
@@ -205,7 +205,9 @@ def screen_answer(question: Question, answer: str) -> Screening:
         flags.append(INJECTION_FLAG)
     text = plain_markdown(text)
     cleaned = clean(text)
-    numeric = check_numeric(cleaned, question.rubric.numeric) if question.rubric.numeric else None
+    # the number read as a listener hears it: "one bad batch" states no 1
+    target = question.rubric.numeric
+    numeric = check_numeric(clean(text, determiners=True), target) if target else None
     letters = [ch for ch in cleaned if ch.isalpha()]
     if letters and sum(ch.isascii() for ch in letters) < 0.5 * len(letters):
         flags.append("not-english")  # the rubric is English: say so rather than "no answer"

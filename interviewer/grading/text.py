@@ -200,16 +200,18 @@ _TAKES_BACK = cues.pattern("takes_back")
 
 
 @functools.lru_cache(maxsize=4096)
-def clean(text: str) -> str:
+def clean(text: str, *, determiners: bool = False) -> str:
     """Fillers out, spoken numbers to digits, number formats as one word, whitespace folded.
     Cached, like the stems below: one grade asks for the same spans and rubric phrasings
-    many times (embedding, word overlap, numbers, polarity).
+    many times (embedding, word overlap, numbers, polarity). `determiners`: for reading the
+    numbers an answer states, "one bad batch" keeps its "one" (see `words_to_digits`).
 
     >>> clean("um, the master weights stay in f p thirty two, the rest in BF 16 or int-8")
     'the master weights stay in fp32, the rest in BF16 or int8'
     """
     text = FILLERS.sub(_filler, straight(text))
-    text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), words_to_digits(text))
+    digits = words_to_digits(text, determiners=determiners)
+    text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), digits)
     return re.sub(r"\s+", " ", text).strip()
 
 
