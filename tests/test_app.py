@@ -63,6 +63,14 @@ def started(interviews: Interviews, **options: Any) -> str:
     return str(result["session_id"])
 
 
+def recorded(interviews: Interviews, sid: str, fake_speech: Any, folder: Path) -> tuple[str, str]:
+    """A recorded answer, transcribed for review: (its transcript, its draft id)."""
+    audio = str(folder / "answer.wav")
+    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
+    text, _, draft_id = interviews.on_audio(sid, audio)
+    return text, draft_id
+
+
 @pytest.mark.parametrize("module", ["interviewer.app.views", "interviewer.speech.review"])
 def test_docstring_examples(module: str) -> None:
     assert doctest.testmod(importlib.import_module(module)).failed == 0
@@ -205,9 +213,7 @@ def test_a_voice_interview_sends_a_recording_when_it_stops_and_speaks_the_next_l
     sid = started(interviews)
     first = list(interviews.on_voice(sid, True))  # the first question, said aloud
     assert said(first) > 1.0
-    audio = str(tmp_path / "answer.wav")
-    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
-    text, _, draft_id = interviews.on_audio(sid, audio)
+    text, draft_id = recorded(interviews, sid, fake_speech, tmp_path)
     with ThreadPoolExecutor(max_workers=1) as page:
         # the page asks for the voice as the recording is sent, and it waits for the grade
         voice = page.submit(lambda: list(interviews.on_voice_heard(sid, True, False, draft_id, text)))
@@ -225,9 +231,7 @@ def test_a_recording_that_was_not_sent_says_nothing(
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     sid = started(interviews)
-    audio = str(tmp_path / "answer.wav")
-    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
-    text, _, draft_id = interviews.on_audio(sid, audio)
+    text, draft_id = recorded(interviews, sid, fake_speech, tmp_path)
     drain(interviews.on_hands_free(sid, text, draft_id, True, False))
     assert list(interviews.on_voice_heard(sid, True, False, draft_id, text))  # sent and said
     with pytest.warns(UserWarning, match="already sent"):  # the same recording again: not sent
@@ -243,9 +247,7 @@ def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_s
 ) -> None:
     sid = started(interviews)
     assert list(interviews.on_voice(sid, False)) == [gr.skip()]
-    audio = str(tmp_path / "answer.wav")
-    fake_speech.transcripts[audio] = "BF16 keeps the FP32 exponent range"
-    text, _, draft_id = interviews.on_audio(sid, audio)
+    text, draft_id = recorded(interviews, sid, fake_speech, tmp_path)
     for voice_on, review in ((False, False), (True, True)):  # not a voice interview / review asked for
         outputs = drain(interviews.on_hands_free(sid, text, draft_id, voice_on, review))
         assert all(o == gr.skip() for o in outputs[0])
