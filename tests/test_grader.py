@@ -631,3 +631,19 @@ def test_an_empty_answer_is_graded_without_loading_the_models(bank, monkeypatch)
 
     monkeypatch.setattr(fresh, "load", no_models)
     assert fresh.grade(bank.get(SPIKE), "  ").score == 0
+
+
+def test_a_sentence_that_says_one_of_something_states_no_number(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "one bad batch" is not the clip value 1: an answer about something else earns nothing
+    for the numeric point. A number said is quoted as it was said, not as the digit read."""
+    elsewhere = grader.grade(
+        bank.get("002-42"), "Clipping caps the norm, so one bad batch can't move the weights."
+    )
+    assert elsewhere.numeric is not None and elsewhere.numeric.verdict == "missing"
+    assert elsewhere.score < 2.5
+    said = grader.grade(
+        bank.get("002-42"), "I'd compute one norm over all the gradients together and clip it at one."
+    )
+    assert said.numeric is not None and said.numeric.verdict == "correct" and said.score >= 4
+    assert "clip it at one" in said.key_points[0].evidence
+    assert said.feedback.startswith("You got the core point, for instance when you said “")

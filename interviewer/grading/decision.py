@@ -104,6 +104,20 @@ def numeric_point(question: Question) -> int | None:
     return None
 
 
+def _number_quote(spans: list[str], found: str) -> str:
+    """The shortest stretch of the answer that says the number found, quoted as it was said
+    ("clip it at one"), rather than the bare number read from it ("1").
+
+    >>> _number_quote(["Clip the global norm at one.", "clip the global norm at one"], "1")
+    'clip the global norm at one'
+    >>> _number_quote([], "1")
+    '1'
+    """
+    said = re.compile(rf"(?<![\w.]){re.escape(found)}(?![\w])")
+    holding = [s for s in spans if said.search(clean(s, determiners=True))]
+    return min(holding, key=len) if holding else found
+
+
 def _inside_any(span: str, others: list[str]) -> bool:
     """The span lies inside one of `others` or holds one (the same sentence or a part of it)."""
     return any(span in other or other in span for other in others if other)
@@ -146,7 +160,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         if i == numeric_idx and a.numeric is not None:
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
-            evidence = a.numeric.found_text if correct else evidence
+            evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
         elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
             # the sentence that states a wrong claim is no evidence for the point it contradicts
             credit = 0.0

@@ -106,11 +106,14 @@ def write_feedback(
         quote = _quote(covered[0].evidence)
         said = f", for instance when you said “{quote}”" if quote else ""
         n_core = sum(r.core for r in covered)
-        parts.append(
-            f"You got {n_core} of the {len(core)} core points{said}."
-            if n_core
-            else f"You made a good supporting point{said}."
-        )
+        if not n_core:
+            parts.append(f"You made a good supporting point{said}.")
+        elif len(core) == 1:
+            parts.append(f"You got the core point{said}.")
+        elif n_core == len(core):
+            parts.append(f"You got all {len(core)} core points{said}.")
+        else:
+            parts.append(f"You got {n_core} of the {len(core)} core points{said}.")
     if partial:
         parts.append(
             "You came close on "
