@@ -254,6 +254,18 @@ def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_s
     assert not any(isinstance(e, AnswerEvent) for e in interviews.manager.state(sid).events)
 
 
+def test_a_typed_answer_in_a_voice_interview_is_answered_aloud_too(interviews: Interviews) -> None:
+    """Typed and spoken turns mix: a typed answer's reply is said, its first part
+    synthesized as soon as the turn is graded."""
+    sid = started(interviews)
+    drain(interviews.on_send(sid, "BF16 keeps the FP32 exponent range.", True))
+    ahead = {str(path) for path in interviews._said_ahead}
+    reply = list(interviews.on_voice(sid, True))
+    assert reply and reply[0] in ahead and not interviews._said_ahead
+    drain(interviews.on_send(sid, "It needs no loss scaling.", False))  # not a voice interview
+    assert not interviews._said_ahead
+
+
 def test_a_missing_voice_is_a_notice_and_the_session_goes_on(
     interviews: Interviews,
     monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +60,19 @@ class HandsFreeTurn:
 
     done: threading.Event = field(default_factory=threading.Event)
     sent: bool = False
+
+
+def before_last(updates: Iterator[Any], hook: Callable[[], None]) -> Iterator[Any]:
+    """Yield `updates`, running `hook` just before the last one goes out (the turn is over
+    by then, and the page has not yet asked for what comes after it)."""
+    last, started = None, False
+    for update in updates:
+        if started:
+            yield last
+        last, started = update, True
+    hook()
+    if started:
+        yield last
 
 
 def hands_free(voice_on: bool, review: bool, draft_id: str, text: str) -> bool:
@@ -268,13 +281,19 @@ class Interviews:
             "",
         )
 
-    def on_send(self, session_id: str, text: str) -> Iterator[tuple[Any, ...]]:
+    def on_send(self, session_id: str, text: str, voice_on: bool = False) -> Iterator[tuple[Any, ...]]:
+        """Send a typed answer; in a voice interview its reply starts being said at once."""
         if not text.strip():
             gr.Warning("Type an answer first (or a command: /hint, /answer, /skip, /repeat, /end).")
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip()
             return
         try:
-            for chat, grade, status in self.drive(session_id, text, shown=text):
+
+            def over() -> None:
+                if voice_on:
+                    self.say_ahead(session_id)
+
+            for chat, grade, status in before_last(self.drive(session_id, text, shown=text), over):
                 yield chat, grade, status, ""
         except InterviewerError as exc:
             _warn(exc, self.settings)
@@ -339,21 +358,20 @@ class Interviews:
             return
         turn = self._hands_free_turn(draft_id)
         before = self.view(session_id)
-        started, last = time.perf_counter(), None
-        try:
-            for update in self.on_send_spoken(session_id, text, draft_id):
-                if last is not None:
-                    yield last
-                last = update
+        started = time.perf_counter()
+
+        def over() -> None:
             after = self.view(session_id)
             turn.sent = after is not None and len(after.events) > (len(before.events) if before else 0)
             if turn.sent:  # its line starts being said before the page has even shown the turn
                 self.say_ahead(session_id)
             log.debug("graded a spoken answer in %.2f s", time.perf_counter() - started)
-        finally:
             turn.done.set()
-        if last is not None:
-            yield last
+
+        try:
+            yield from before_last(self.on_send_spoken(session_id, text, draft_id), over)
+        finally:
+            turn.done.set()  # whatever happened, the voice waiting for this turn stops waiting
 
     def on_voice_heard(
         self, session_id: str, voice_on: bool, review: bool, draft_id: str, text: str

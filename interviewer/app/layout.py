@@ -308,7 +308,11 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
 
         speak_after(started)
         for trigger in (send.click, msg.submit):
-            after_turn(trigger(interviews.on_send, [session, msg], [*panels, msg], api_visibility=PRIVATE))
+            after_turn(
+                trigger(
+                    interviews.on_send, [session, msg, voice_mode], [*panels, msg], api_visibility=PRIVATE
+                )
+            )
         for button, command in ((hint, "/hint"), (reveal, "/answer"), (skip, "/skip")):
             after_turn(
                 button.click(
