@@ -4,6 +4,8 @@
     python evals/train_polarity.py --final    # trains on all of them and writes the shipped adapters
     python evals/train_polarity.py --final --edits --epochs 3 --out /tmp/p.safetensors
                                               # + sentences edited to say claims wrong (an experiment)
+    python evals/train_polarity.py --final --written --epochs 5 --out /tmp/w.safetensors
+                                              # + answer sentences written for each claim (an experiment)
 
 Only questions of the *calibration* split are trained on, so the held-out split and
 every probe stay honest. For each of their claims (a core key point, or a
@@ -53,6 +55,7 @@ sys.path.insert(0, str(ROOT / "evals"))
 from polarity_pairs import benign, load_edits, perturb  # noqa: E402
 
 SPOKEN = ROOT / "evals" / "polarity" / "spoken.jsonl"
+WRITTEN = ROOT / "evals" / "polarity" / "written.jsonl"  # answer sentences stating each claim, and wrong ones
 REPORTS = ROOT / "evals" / "results"  # polarity-dev.json, or polarity-final.json with --final
 STATES, CONTRADICTS, NEITHER = range(3)
 RANK, ALPHA = 8, 16
@@ -200,6 +203,61 @@ def edited_pairs(questions, spoken: dict, answers, rng: random.Random) -> list[t
     return list(dict.fromkeys(pairs))
 
 
+def written_pairs(questions, written: dict, rng: random.Random) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
+    """Pairs from `written.jsonl`: for each claim, answer sentences that state it and as many
+    that say it wrong (most of them the same sentence with only the critical words changed),
+    and some that use its words to say something else, written for the purpose by writers
+    who never saw the grader.
+
+    - (claim, sentence stating it): states; (twin, that sentence): contradicts;
+    - (claim, wrong sentence): contradicts (nothing is said about the twin: a wrong entity
+      or a wrong number is not the twin either);
+    - either joined in one sentence with another claim's sentence: as alone;
+    - (claim, a sentence on its topic, in its own words, that says something else): neither;
+    - (claim, a sentence stating another claim of the question): neither.
+    """
+    pairs: list[tuple[str, str, int]] = []
+    for q in questions:
+        claims = claims_of(q)
+        rows = {(c["kind"], c["index"]): written.get((q.id, c["kind"], c["index"])) for c in claims}
+        for c in claims:
+            row = rows[(c["kind"], c["index"])]
+            if not row:
+                continue
+            t, w = c["text"], c["twin"]
+            others = [
+                s for key, r in rows.items() if r and key != (c["kind"], c["index"]) for s in r["states"]
+            ]
+            for s in row["states"]:
+                pairs += [(t, s, STATES), (w, s, CONTRADICTS)]
+            for wrong in row["contradicts"]:
+                pairs.append((t, wrong["sentence"], CONTRADICTS))
+            for other_thing in row["neither"]:  # the claim's own words, saying something else
+                pairs.append((t, other_thing, NEITHER))
+            if others:
+                pairs.append(
+                    (t, _joined(rng.choice(row["states"]), rng.choice(others).rstrip("."), rng), STATES)
+                )
+                wrong = rng.choice(row["contradicts"])["sentence"]
+                pairs.append((t, _joined(wrong, rng.choice(others).rstrip("."), rng), CONTRADICTS))
+                pairs += [(t, s, NEITHER) for s in rng.sample(others, min(2, len(others)))]
+    return list(dict.fromkeys(pairs))
+
+
+def read_written() -> dict:
+    """(question id, kind, index) -> the claim's sentences, its rows merged (a claim may have several)."""
+    out: dict = {}
+    if WRITTEN.is_file():
+        for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                merged = out.setdefault((row["question_id"], row["kind"], row["index"]),
+                                        {"states": [], "contradicts": [], "neither": []})  # fmt: skip
+                for field in merged:
+                    merged[field] += row.get(field, [])
+    return out
+
+
 def read_spoken() -> dict:
     out = {}
     for line in SPOKEN.read_text(encoding="utf-8").splitlines():
@@ -222,6 +280,18 @@ def make_model(path: str) -> tuple[torch.nn.Module, torch.nn.Linear, list[tuple[
             wrapped.append((name, lora))
     head = torch.nn.Linear(model.config.hidden_size, len(LABELS))
     return model, head, wrapped
+
+
+def length_batches(pairs: list[tuple[str, str, int]], rng: random.Random, size: int = 32) -> list[list]:
+    """Shuffled batches of pairs of similar length (less padding, about 1.5x faster on CPU)."""
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    batches = []
+    for i in range(0, len(order), size * 50):
+        chunk = sorted(order[i : i + size * 50], key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
+        batches += [[pairs[j] for j in chunk[k : k + size]] for k in range(0, len(chunk), size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def logits(model, head, tokenizer, batch: list[tuple[str, str, int]]) -> torch.Tensor:  # type: ignore[no-untyped-def]
@@ -261,8 +331,14 @@ def main() -> int:
         action="store_true",
         help="add sentences edited to say claims wrong (evals/polarity_pairs.py)",
     )
+    parser.add_argument(
+        "--written",
+        action="store_true",
+        help="add the written answer sentences (evals/polarity/written.jsonl) and batch by length (an experiment)",
+    )
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--out", type=Path, default=ADAPTER_FILE)
+    parser.add_argument("--save", action="store_true", help="write the adapters to --out after a dev run too")
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(2)
@@ -275,6 +351,13 @@ def main() -> int:
     dev_q = [] if args.final else [q for n, q in enumerate(calibration) if n % 5 == 0]
     train = build_pairs(train_q, spoken, rng)
     dev = build_pairs(dev_q, spoken, random.Random(1))
+    # an experiment, not the shipped reader: see evals/GRADER_LOG.md (6 December, written sentences)
+    if args.written:
+        written = read_written()
+        train += written_pairs(train_q, written, rng)
+        dev_written = written_pairs(dev_q, written, random.Random(1))
+    else:
+        dev_written = []
     # the held-out split's reference sentences, edited: never trained on (no answers, nothing said)
     held_out_edits = edited_pairs(held_out, {}, [], random.Random(2)) if args.edits else []
     if args.edits:  # an experiment, not the shipped reader: see evals/GRADER_LOG.md (rubric-20, not kept)
@@ -297,11 +380,14 @@ def main() -> int:
     t0 = time.time()
     model.train()
     for epoch in range(args.epochs):
-        order = list(range(len(train)))
-        random.Random(epoch).shuffle(order)
         total = 0.0
-        for i in range(0, len(order), 32):
-            batch = [train[j] for j in order[i : i + 32]]
+        if args.written:
+            batches = length_batches(train, random.Random(epoch))
+        else:  # the shipped reader's order
+            order = list(range(len(train)))
+            random.Random(epoch).shuffle(order)
+            batches = [[train[j] for j in order[i : i + 32]] for i in range(0, len(order), 32)]
+        for batch in batches:
             loss = torch.nn.functional.cross_entropy(
                 logits(model, head, tokenizer, batch), torch.tensor([b[2] for b in batch])
             )
@@ -323,11 +409,13 @@ def main() -> int:
         report["held_out_edits"] = accuracy(model, head, tokenizer, held_out_edits)
     if dev:
         report["dev"] = accuracy(model, head, tokenizer, dev)
+    if dev_written:
+        report["dev_written"] = accuracy(model, head, tokenizer, dev_written)
     print(json.dumps(report, indent=1))
     REPORTS.mkdir(parents=True, exist_ok=True)
     name = "polarity-final.json" if args.final else "polarity-dev.json"
     (REPORTS / name).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    if args.final:
+    if args.final or args.save:
         tensors = {"lora.scale": torch.tensor(wrapped[0][1].scale)}
         for name, m in wrapped:
             tensors[f"{name}.lora_a"] = m.lora_a.detach().contiguous()

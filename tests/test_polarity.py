@@ -8,7 +8,9 @@ calibration split's twins only, is checked here on the held-out split's.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +49,45 @@ def test_every_misconception_and_core_point_has_a_twin_that_differs_by_more_than
     plain = lambda s: " ".join(NEGATORS.sub(" ", s.lower()).split())  # noqa: E731
     negation_only = [t for _, t, w, _, _ in claims(bank) if plain(t) == plain(w)]
     assert len(negation_only) <= 5, negation_only  # a twin is a substantive minimal edit
+
+
+def test_the_written_training_sentences_belong_to_calibration_claims_only(bank) -> None:  # type: ignore[no-untyped-def]
+    """`evals/polarity/written.jsonl` trains the reader: it must never touch the held-out split,
+    and each row must still name its claim as the rubric words it."""
+    path = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "written.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 600
+    for row in rows:
+        q = bank.get(row["question_id"])
+        assert split_of(q.id) == "calibration", row["question_id"]
+        items = q.key_points if row["kind"] == "key_point" else q.rubric.misconceptions
+        claim = items[row["index"]]
+        assert claim.text == row["claim"], (q.id, row["index"])
+        assert len(row["states"]) == 3 and len(row["contradicts"]) == 3, (q.id, row["index"])
+        for sentence in [*row["states"], *(c["sentence"] for c in row["contradicts"])]:
+            assert sentence not in (claim.text, claim.twin), (q.id, sentence)
+        errors = {c["error"] for c in row["contradicts"]}
+        assert errors <= {"reversed-direction", "swapped-roles", "wrong-entity", "wrong-number",
+                          "over-general", "wrong-mechanism"}, errors  # fmt: skip
+
+
+def test_every_core_point_has_three_more_wrong_versions_for_the_probe_reading(bank) -> None:  # type: ignore[no-untyped-def]
+    """`evals/polarity/wrong_versions.jsonl` (read by `evals/polarity_probe.py --all-twins`):
+    each names its core point as the rubric words it and says it wrong three new ways."""
+    path = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "wrong_versions.jsonl"
+    rows = {
+        (r["question_id"], r["index"]): r
+        for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    }
+    for q in bank:
+        for i, kp in enumerate(q.key_points):
+            if not kp.core:
+                continue
+            row = rows.get((q.id, i))
+            assert row and row["key_point"] == kp.text, (q.id, i)
+            texts = [w["text"] for w in row["wrong"]]
+            assert len(set(texts)) == 3, (q.id, i)
+            assert not {t.lower() for t in texts} & {kp.text.lower(), kp.twin.lower()}, (q.id, i)
 
 
 def test_the_shipped_adapters_are_small_and_present() -> None:
