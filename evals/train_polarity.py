@@ -339,15 +339,25 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--out", type=Path, default=ADAPTER_FILE)
     parser.add_argument("--save", action="store_true", help="write the adapters to --out after a dev run too")
+    parser.add_argument(
+        "--half",
+        type=int,
+        choices=(0, 1),
+        help="train on every other calibration question only (0: the 1st, 3rd, ...; 1: the 2nd, 4th, ...), "
+        "for a cross-fitted reader",
+    )
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.manual_seed(0)
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     rng = random.Random(0)
     bank = list(load_bank(Settings()))
     calibration = [q for q in bank if split_of(q.id) == "calibration"]
     held_out = [q for q in bank if split_of(q.id) == "held-out"]
     spoken = read_spoken()
     train_q = calibration if args.final else [q for n, q in enumerate(calibration) if n % 5]
+    if args.half is not None:
+        train_q = [q for n, q in enumerate(calibration) if n % 2 == args.half]
     dev_q = [] if args.final else [q for n, q in enumerate(calibration) if n % 5 == 0]
     train = build_pairs(train_q, spoken, rng)
     dev = build_pairs(dev_q, spoken, random.Random(1))
@@ -412,9 +422,12 @@ def main() -> int:
     if dev_written:
         report["dev_written"] = accuracy(model, head, tokenizer, dev_written)
     print(json.dumps(report, indent=1))
-    REPORTS.mkdir(parents=True, exist_ok=True)
     name = "polarity-final.json" if args.final else "polarity-dev.json"
-    (REPORTS / name).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    reports = REPORTS
+    if args.half is not None or args.out != ADAPTER_FILE:  # an experiment's report stays beside its adapters
+        name, reports = args.out.with_suffix(".json").name, args.out.parent
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / name).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if args.final or args.save:
         tensors = {"lora.scale": torch.tensor(wrapped[0][1].scale)}
         for name, m in wrapped:
