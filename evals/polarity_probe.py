@@ -78,7 +78,6 @@ def main() -> int:
         sims = embedder.encode([c for c, _, _ in claims]) @ embedder.encode([row["right_claim"]]).T
         claim, twins, sign = claims[int(sims[:, 0].argmax())]
         twins = twins if args.all_twins else twins[:1]
-
         right, wrong = (lean(reader, claim, twins, row[k]) * sign for k in ("right_claim", "wrong_claim"))
         results.append({"id": row["id"], "kind": row["kind"], "split": split_of(row["question_id"]),
                         "right": round(right, 3), "wrong": round(wrong, 3)})  # fmt: skip

@@ -52,8 +52,9 @@ def test_every_misconception_and_core_point_has_a_twin_that_differs_by_more_than
 
 
 def test_the_written_training_sentences_belong_to_calibration_claims_only(bank) -> None:  # type: ignore[no-untyped-def]
-    """`evals/polarity/written.jsonl` trains the reader: it must never touch the held-out split,
-    and each row must still name its claim as the rubric words it."""
+    """`evals/polarity/written.jsonl` trains a reader (`evals/train_polarity.py --written`, an
+    experiment): it must never touch the held-out split, and each row must still name its
+    claim as the rubric words it."""
     path = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "written.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(rows) >= 600
