@@ -1,6 +1,6 @@
 """Grade minimal pairs: a right answer and the same answer with its critical words set wrong.
 
-    python evals/minimal_pairs.py [FILE.jsonl] [--json] [--out DIR]
+    python evals/minimal_pairs.py [FILE.jsonl] [--json] [--out DIR] [--verify BACKEND]
 
 FILE (default `evals/probes/minimal-pairs.jsonl`) holds one pair per line:
 `question_id`, `kind` (reversed-direction, swapped-roles, wrong-entity, wrong-number,
@@ -36,8 +36,8 @@ DEFAULT = ROOT / "evals" / "probes" / "minimal-pairs.jsonl"
 PASSING = 2.5
 
 
-def grade_pairs(path: Path) -> list[dict]:
-    settings = load_settings()
+def grade_pairs(path: Path, verify: str | None = None) -> list[dict]:
+    settings = load_settings(verify=verify)
     bank = load_bank(settings)
     grader = RubricGrader(settings)
     rows = []
@@ -121,16 +121,20 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "evals" / "results")
     parser.add_argument("--show", action="store_true", help="print each pair's scores")
+    parser.add_argument(
+        "--verify", metavar="BACKEND", help="with the grader's second reader (an LLM backend)"
+    )
     args = parser.parse_args()
-    rows = grade_pairs(args.file)
+    rows = grade_pairs(args.file, args.verify)
     result = report(rows)
     if args.show:
         for r in rows:
             print(f"{r['id']:<18} {r['kind']:<19} right {r['right_graded']:.1f} ({r['right_score']})  "
                   f"wrong {r['wrong_graded']:.1f} ({r['wrong_score']})  named {int(r['wrong_named'])}")  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "minimal-pairs.json").write_text(json.dumps({**result, "rows": rows}, indent=1) + "\n")
-    (args.out / "minimal-pairs.md").write_text(markdown(result))
+    stem = "minimal-pairs" + (f"-verify-{args.verify}" if args.verify else "")
+    (args.out / f"{stem}.json").write_text(json.dumps({**result, "rows": rows}, indent=1) + "\n")
+    (args.out / f"{stem}.md").write_text(markdown(result))
     print(json.dumps(result, indent=1) if args.json else markdown(result))
     return 0
 

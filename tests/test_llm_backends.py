@@ -396,3 +396,43 @@ def test_llama_cpp_unloadable_file_is_explained(fake_llama: Path, monkeypatch: p
     monkeypatch.setattr(sys.modules["llama_cpp"], "Llama", refuse)
     with pytest.raises(BackendUnavailable, match="could not load"):
         make_backend("llama-cpp", Settings(llm_gguf=fake_llama)).complete(MESSAGES)
+
+
+# --- a yes/no read with its probability (the grader's second reader) ----------------
+
+
+def logprob_reply(tops: list[tuple[str, float]], content: str = "yes") -> dict[str, Any]:
+    return {
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{
+            "index": 0, "finish_reason": "length",
+            "message": {"role": "assistant", "content": content},
+            "logprobs": {"content": [{
+                "token": content, "logprob": tops[0][1] if tops else 0.0, "bytes": None,
+                "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in tops],
+            }]} if tops else None,
+        }],
+    }  # fmt: skip
+
+
+def test_a_server_reads_yes_against_no_from_its_log_probabilities(fake_server: FakeServer) -> None:
+    import math
+
+    bodies: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> tuple[int, Any]:
+        bodies.append(body)
+        return 200, logprob_reply([("Yes", math.log(0.6)), (" no", math.log(0.2)), ("Maybe", math.log(0.1))])
+
+    fake_server.respond = answer
+    p = compatible(fake_server.url).yes_probability([{"role": "user", "content": "Same claim?"}])
+    assert p == pytest.approx(0.75)
+    assert bodies[0]["max_tokens"] == 1 and bodies[0]["logprobs"] is True and bodies[0]["top_logprobs"] >= 5
+
+
+def test_a_server_without_log_probabilities_is_read_from_its_reply(fake_server: FakeServer) -> None:
+    fake_server.respond = lambda body: (200, logprob_reply([], content="No"))
+    assert compatible(fake_server.url).yes_probability([{"role": "user", "content": "?"}]) == 0.0
+    fake_server.respond = lambda body: (200, logprob_reply([], content="Perhaps"))
+    with pytest.raises(InvalidModelReply, match="yes/no"):
+        compatible(fake_server.url).yes_probability([{"role": "user", "content": "?"}])

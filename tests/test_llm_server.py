@@ -173,3 +173,47 @@ def test_a_small_local_model_grades_without_falling_back(remote: LLMBackend) -> 
     grade = grader.grade(question, "A bad batch of data. Roll back to the last good checkpoint and skip it.")
     assert grade.grader.grader == "llm" and grade.grader.fallback is None, grader.rejections
     assert len(grade.key_points) == len(question.key_points)
+
+
+YES_NO = [
+    {"role": "system", "content": "Reply with one word: yes or no."},
+    {"role": "user", "content": "Is Paris the capital of France?"},
+]
+
+
+@real_model
+def test_in_process_yes_no_read_is_a_probability_that_repeats() -> None:
+    """The second reader's read: one forward pass, the KV cache reused across reads that share
+    their start, and the same read gives the same probability whatever came before it."""
+    backend = make_backend("llama-cpp", Settings(llm_gguf=smollm2()))
+    first = backend.yes_probability(YES_NO)
+    other = backend.yes_probability([YES_NO[0], {"role": "user", "content": "Is Berlin in Spain?"}])
+    again = backend.yes_probability(YES_NO)
+    assert 0.0 < first < 1.0 and 0.0 < other < 1.0
+    assert again == pytest.approx(first, abs=0.01)
+    assert backend.complete(MESSAGES, max_tokens=4).strip()  # a completion after reads still works
+    assert backend.yes_probability(YES_NO) == pytest.approx(first, abs=0.01)
+
+
+@real_model
+def test_server_yes_no_read_comes_from_log_probabilities(remote: LLMBackend) -> None:
+    p = remote.yes_probability(YES_NO)
+    assert 0.0 < p < 1.0  # strictly inside: read from the scores, not from the reply word
+
+
+@real_model
+def test_the_grader_asks_a_real_second_reader(tmp_path: Path) -> None:
+    """`INTERVIEWER_VERIFY=llama-cpp`: the embedded grader asks the model about each point it
+    credits; the grade stays a valid grade (SmolLM2's verdicts themselves are junk)."""
+    settings = load_settings(verify="llama-cpp", llm_gguf=smollm2(), home=tmp_path)
+    grader = RubricGrader(settings)
+    question = load_bank(settings).get("002-03")
+    grade = grader.grade(
+        question, "Usually a bad batch of data. Roll back to the last good checkpoint and skip it."
+    )
+    assert grader.second is not None and grader.second._memo
+    assert all(0.0 <= p <= 1.0 for p in grader.second._memo.values())
+    assert {claim for claim, _ in grader.second._memo} <= {kp.text for kp in question.key_points} | {
+        m.text for m in question.rubric.misconceptions
+    }
+    assert 0.0 <= grade.score <= 5.0 and len(grade.key_points) == len(question.key_points)

@@ -347,6 +347,7 @@ def evaluate(
 
     return {
         "backend": backend,
+        "second_reader": settings.verify,
         "split": split,
         "answers": len(answers),
         "questions": len(groups),
@@ -448,7 +449,7 @@ def run_eval(settings: Settings, args: argparse.Namespace) -> int:
     result = evaluate(settings, backend=backend, split=args.split, runs=args.runs, answers=answers)
     out = Path(args.out) if getattr(args, "out", None) else default_results_dir(settings.home)
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"grader-{backend}-{args.split}"
+    stem = f"grader-{backend}-{args.split}" + (f"-verify-{settings.verify}" if settings.verify else "")
     (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown_table(result))
     if args.json:

@@ -125,6 +125,16 @@ class MisconceptionWeights(_Weights):
     bias: float = -11.5
 
 
+class SecondReaderThresholds(BaseModel):
+    """How the second reader's P(the sentence says the claim) moves a grade (`grading/verify.py`;
+    fitted by `evals/verify_sweep.py`). The defaults change nothing."""
+
+    point_denied: float = 0.0  # a credited key point read below this earns nothing and its opposite is named
+    misconception_said: float = 1.01  # a misconception read at or above this is stated
+    misconception_denied: float = 0.0  # one read below this is not, whatever the detector says
+    fitted_on: str = ""  # what the thresholds were chosen on (model and split)
+
+
 class Calibration(BaseModel):
     """Every constant the grader uses; fitted once on the calibration split."""
 
@@ -155,6 +165,7 @@ class Calibration(BaseModel):
     # For rubrics derived from a free reference (`grade --question --reference`, user documents).
     free_aggregation: AggregationParams = AggregationParams()
     free_off_topic: float = 0.3
+    second_reader: SecondReaderThresholds = SecondReaderThresholds()
 
     def for_question(self, question: Question) -> tuple[AggregationParams, float]:
         """(aggregation, off-topic threshold) for this question's kind of rubric."""

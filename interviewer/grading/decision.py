@@ -61,6 +61,11 @@ class Analysis:
     asked: float = 0.0
     # it says no content word the question does not ("Critical batch size? It's the critical one.")
     restates_question: bool = False
+    sentences: list[str] = field(default_factory=list)  # per span, the sentence that holds it
+    # the second reader's P(sentence says claim) per key point / misconception (None: not read);
+    # empty when no second reader is on (`grading/verify.py`)
+    point_reads: list[float | None] = field(default_factory=list)
+    misconception_reads: list[float | None] = field(default_factory=list)
 
 
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
@@ -123,6 +128,11 @@ def _inside_any(span: str, others: list[str]) -> bool:
     return any(span in other or other in span for other in others if other)
 
 
+def _read(reads: list[float | None], i: int) -> float | None:
+    """The second reader's P(the sentence says claim i), or None where it did not read it."""
+    return reads[i] if i < len(reads) else None
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -138,10 +148,14 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         return _finish(question, c, [], [], a.numeric, flags, t0, zero=True)
     stated = []
     mass = 0.0
-    for m, mf in zip(question.rubric.misconceptions, a.misconceptions, strict=True):
+    second = c.second_reader
+    for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
         if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
             p = 1.0  # the span says the wrong claim, not its corrected twin
+        read = _read(a.misconception_reads, j)
+        if read is not None:  # the second reader has the last word on what the sentence says
+            p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
         mass += p if c.soft_misconceptions else float(p >= 0.5)
         if p >= 0.5:
             stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
@@ -172,6 +186,14 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             contradicted.append(
                 MisconceptionResult(
                     text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
+                )
+            )
+        elif (read := _read(a.point_reads, i)) is not None and read < second.point_denied:
+            # the second reader says the quoted sentence claims something else: named, set right
+            credit = 0.0
+            contradicted.append(
+                MisconceptionResult(
+                    text=f"a different claim from: {kp.text}", evidence=evidence, correction=kp.text
                 )
             )
         status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"

@@ -61,6 +61,7 @@ from interviewer.grading.text import (
     word_stems,
     words,
 )
+from interviewer.grading.verify import second_reader
 from interviewer.models.embeddings import cpu_has_native_bf16, embedder_for, unit
 from interviewer.models.polarity import PolarityReader, polarity_reader
 from interviewer.models.word_vectors import word_vectors
@@ -230,6 +231,7 @@ class RubricGrader:
         self.words = word_vectors()
         reader = polarity_reader(threads=settings.embedding_threads, bfloat16=_bfloat16(settings))
         self.polarity: PolarityReader | None = reader if reader.available else None
+        self.second = second_reader(settings)  # None unless INTERVIEWER_VERIFY names an LLM backend
         self._idf: IDF | None = None
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
@@ -614,6 +616,7 @@ class RubricGrader:
             elsewhere=self._elsewhere(question, answer_vec),
             asked=float(question_vec @ answer_vec),
             restates_question=answer_stems <= question_stems,
+            sentences=sentence_text,
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
@@ -688,4 +691,10 @@ class RubricGrader:
         if (answer or "").strip():  # an empty answer is graded without the models
             self.load()
         t0 = time.perf_counter()
-        return self.decide(question, self.analyze(question, answer), t0)
+        analysis = self.analyze(question, answer)
+        grade = self.decide(question, analysis, t0)
+        if self.second is None or not analysis.sentences:
+            return grade
+        reads = self.second.read(question, analysis, grade)
+        analysis = replace(analysis, point_reads=reads.key_points, misconception_reads=reads.misconceptions)
+        return self.decide(question, analysis, t0)

@@ -41,3 +41,9 @@ class LLMBackend(Protocol):
     def stream(self, messages: Messages, *, max_tokens: int = 512) -> Iterator[str]:
         """The reply in pieces as the model produces them (joined, they equal the reply)."""
         ...
+
+    def yes_probability(self, messages: Messages, *, timeout_s: float | None = None) -> float:
+        """P(yes) / (P(yes) + P(no)) for the reply's first word, read from the model's
+        next-token probabilities (nothing is sampled, so it repeats). For yes/no questions
+        only; a server that returns no probabilities gives 1.0 or 0.0 from its reply."""
+        ...

@@ -39,6 +39,8 @@ class LlamaCppBackend:
         self.n_threads = n_threads
         self._llama: Llama | None = None
         self._lock = threading.Lock()
+        self._formatter: Any = None  # the GGUF's chat template, built on the first yes/no read
+        self._answer_ids: dict[str, list[int]] = {}
 
     def complete(
         self,
@@ -81,6 +83,56 @@ class LlamaCppBackend:
             except ValueError as exc:
                 raise self._too_long(exc) from exc
 
+    def yes_probability(self, messages: Messages, *, timeout_s: float | None = None) -> float:
+        """One forward pass over the chat prompt, then P(yes) against P(no) from the next-token
+        logits. The longest prefix shared with the previous prompt stays in llama.cpp's KV cache
+        (the instructions and the claim when several sentences are read against one), so a
+        second read costs only its new tokens."""
+        with self._lock:
+            llama = self._load()
+            tokens = llama.tokenize(self._chat_prompt(messages).encode(), add_bos=False, special=True)
+            if len(tokens) >= self.n_ctx:
+                raise self._too_long(ValueError(f"{len(tokens)} tokens"))
+            kept = 0
+            for a, b in zip(llama._input_ids[: llama.n_tokens], tokens, strict=False):
+                if a != b:
+                    break
+                kept += 1
+            kept = min(kept, len(tokens) - 1)  # at least one token is decoded, for fresh logits
+            if kept > 0 and llama._ctx.kv_cache_seq_rm(-1, kept, -1):
+                llama.n_tokens = kept
+            else:
+                llama.reset()
+                kept = 0
+            llama.eval(tokens[kept:])
+            logits = llama._ctx.get_logits()  # the last position's row (logits_all is off)
+            yes, no = self._answer_tokens(llama)
+            return _yes_share([float(logits[i]) for i in yes], [float(logits[i]) for i in no])
+
+    def _chat_prompt(self, messages: Messages) -> str:
+        """The messages in the model's own chat template (from the GGUF), ready for the reply."""
+        llama = self._load()
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = llama.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise BackendUnavailable(
+                    f"{self.model_path.name} has no chat template; a yes/no read needs an instruct model."
+                )
+            eos, bos = llama.token_eos(), llama.token_bos()
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+            )
+        return str(self._formatter(messages=messages).prompt)  # type: ignore[arg-type]
+
+    def _answer_tokens(self, llama: Llama) -> tuple[list[int], list[int]]:
+        if not self._answer_ids:
+            self._answer_ids = {w: _first_tokens(llama, w) for w in ("yes", "no")}
+        return self._answer_ids["yes"], self._answer_ids["no"]
+
     def _too_long(self, exc: ValueError) -> BadInput:
         return BadInput(f"The prompt does not fit the model's {self.n_ctx}-token context: {exc}")
 
@@ -102,6 +154,26 @@ class LlamaCppBackend:
                     "Check that INTERVIEWER_LLM_GGUF points at a valid .gguf file."
                 ) from exc
         return self._llama
+
+
+def _first_tokens(llama: Llama, word: str) -> list[int]:
+    """The first token of each spelling of a reply word ("yes", "Yes", " yes", ...)."""
+    spellings = (word, word.capitalize(), " " + word, " " + word.capitalize(), word.upper())
+    return sorted({llama.tokenize(w.encode(), add_bos=False, special=False)[0] for w in spellings})
+
+
+def _yes_share(yes_logits: list[float], no_logits: list[float]) -> float:
+    """P(yes) / (P(yes) + P(no)) from the logits of their tokens (softmax over the two sets).
+
+    >>> round(_yes_share([2.0], [0.0]), 3)
+    0.881
+    """
+    import math
+
+    top = max(yes_logits + no_logits)
+    yes = sum(math.exp(v - top) for v in yes_logits)
+    no = sum(math.exp(v - top) for v in no_logits)
+    return yes / (yes + no)
 
 
 def make_llama_cpp(settings: Settings) -> LlamaCppBackend:

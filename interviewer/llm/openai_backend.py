@@ -13,6 +13,7 @@ retries, both handed to the client. This module does not check the reply.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Iterator
@@ -106,6 +107,36 @@ class OpenAIBackend:
                     yield chunk.choices[0].delta.content
         except openai.OpenAIError as exc:
             raise self._translate(exc, None) from self._safe_cause(exc)
+
+    def yes_probability(self, messages: Messages, *, timeout_s: float | None = None) -> float:
+        """A one-token reply with its top log-probabilities: P(yes) against P(no) among them.
+        A server that sends no log-probabilities (or neither word among them) is read from
+        its reply: 1.0 for yes, 0.0 for no."""
+        import openai
+
+        kwargs: dict[str, Any] = {"timeout": timeout_s} if timeout_s is not None else {}
+        try:
+            reply = self._get_client().chat.completions.create(
+                model=self.model, messages=_params(messages), max_tokens=1, temperature=0.0,
+                logprobs=True, top_logprobs=20, **kwargs,
+            )  # fmt: skip
+        except openai.OpenAIError as exc:
+            raise self._translate(exc, timeout_s) from self._safe_cause(exc)
+        if not reply.choices:
+            raise InvalidModelReply(f"{self._where()} returned no choices for model {self.model!r}.")
+        choice = reply.choices[0]
+        content = choice.logprobs.content if choice.logprobs and choice.logprobs.content else []
+        shares = {"yes": 0.0, "no": 0.0}
+        for top in content[0].top_logprobs if content else []:
+            word = top.token.strip().lower()
+            if word in shares:
+                shares[word] += math.exp(top.logprob)
+        if shares["yes"] + shares["no"] > 0:
+            return shares["yes"] / (shares["yes"] + shares["no"])
+        said = (choice.message.content or "").strip().lower()
+        if said.startswith(("yes", "no")):
+            return 1.0 if said.startswith("yes") else 0.0
+        raise InvalidModelReply(f"{self._where()} answered {said[:40]!r} to a yes/no question.")
 
     def _get_client(self) -> OpenAI:
         with self._lock:
