@@ -53,9 +53,10 @@ from interviewer.settings import load_settings
 ROOT = Path(__file__).resolve().parents[1]
 INVARIANCE_WEIGHT = 0.1
 GRID = {
-    "point_denied": [0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4],
-    "misconception_said": [1.01, 0.9, 0.8, 0.7, 0.6, 0.5],
-    "misconception_denied": [0.0, 0.05, 0.1, 0.2, 0.3],
+    "point_denied": [0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45],
+    "misconception_said": [1.01, 0.75, 0.7, 0.65, 0.6, 0.55],
+    "misconception_denied": [0.0, 0.3, 0.35, 0.4, 0.45, 0.5],
+    "cap": [5.0, 3.0, 2.5, 2.0],
 }
 
 

@@ -70,31 +70,35 @@ def reread(grader, question, answer, reader, thresholds):  # type: ignore[no-unt
     return decide(question, analysis, calibration)
 
 
-STRICT = SecondReaderThresholds(point_denied=0.2, misconception_said=0.8, misconception_denied=0.2)
+STRICT = SecondReaderThresholds(point_denied=0.2, misconception_said=0.8, misconception_denied=0.2, cap=2.0)
 
 
 def test_a_point_the_reader_says_is_not_said_earns_nothing_and_is_named(grader, spike) -> None:  # type: ignore[no-untyped-def]
     first = grader.grade(spike, RIGHT)
     assert first.key_points[0].status != "missed"
-    bad_batch = spike.key_points[0].text
+    bad_batch, twin = spike.key_points[0].text, spike.key_points[0].twin
     reader = SecondReader(Scripted(lambda claim, s: 0.05 if claim == bad_batch else 0.95))
     grade = reread(grader, spike, RIGHT, reader, STRICT)
     assert grade.key_points[0].status == "missed"
     (named,) = [m for m in grade.misconceptions if m.correction == bad_batch]
-    assert named.text == f"a different claim from: {bad_batch}"
+    assert named.text == twin  # the reader heard the twin: it is named, and set right
     assert named.evidence and named.evidence in RIGHT  # quoted from the answer
     assert "You said “" in grade.feedback and bad_batch.rstrip(".") in grade.feedback
-    assert grade.score < first.score
+    assert grade.score <= 2.0 < first.score  # a wrong claim the reader confirmed caps the answer
 
 
 def test_a_misconception_the_reader_hears_is_stated_and_one_it_does_not_is_not(grader, spike) -> None:  # type: ignore[no-untyped-def]
     wrong = spike.rubric.misconceptions[0].text
     said = grader.grade(spike, wrong)
     assert wrong in {m.text for m in said.misconceptions}
-    cleared = reread(grader, spike, wrong, SecondReader(Scripted(lambda c, s: 0.01)), STRICT)
+    hears_the_twin = SecondReader(Scripted(lambda c, s: 0.01 if c == wrong else 0.99))
+    cleared = reread(grader, spike, wrong, hears_the_twin, STRICT)
     assert wrong not in {m.text for m in cleared.misconceptions}
-    heard = reread(grader, spike, wrong, SecondReader(Scripted(lambda c, s: 0.99)), STRICT)
+    hears_the_claim = SecondReader(Scripted(lambda c, s: 0.99 if c == wrong else 0.01))
+    heard = reread(grader, spike, wrong, hears_the_claim, STRICT)
     assert wrong in {m.text for m in heard.misconceptions}
+    undecided = SecondReader(Scripted(lambda c, s: 0.9))  # claim and twin alike: the detector decides
+    assert wrong in {m.text for m in reread(grader, spike, wrong, undecided, STRICT).misconceptions}
 
 
 def test_the_default_thresholds_change_no_grade(grader, spike) -> None:  # type: ignore[no-untyped-def]
@@ -114,15 +118,19 @@ def test_the_reader_reads_credited_points_and_near_misconceptions_once(grader, s
     analysis = grader.analyze(spike, RIGHT)
     first = decide(spike, analysis, load_calibration())
     reads = reader.read(spike, analysis, first)
-    credited = [r.status != "missed" for r in first.key_points]
-    assert [r is not None for r in reads.key_points] == credited
+    credited = [
+        r.status != "missed" and bool(kp.twin)
+        for r, kp in zip(first.key_points, spike.key_points, strict=True)
+    ]
+    assert any(credited) and [r is not None for r in reads.key_points] == credited
     assert len(reads.misconceptions) == len(spike.rubric.misconceptions)
-    asked = len(backend.asked)
-    assert asked == sum(credited) + sum(r is not None for r in reads.misconceptions)
+    asked = len(backend.asked)  # each claim read and its twin
+    assert asked == 2 * (sum(credited) + sum(r is not None for r in reads.misconceptions))
     reader.read(spike, analysis, first)
     assert len(backend.asked) == asked  # the same (claim, sentence) is asked once
     claims = {c for c, _ in backend.asked}
-    assert claims <= {kp.text for kp in spike.key_points} | {m.text for m in spike.rubric.misconceptions}
+    rubric = [*spike.key_points, *spike.rubric.misconceptions]
+    assert claims <= {c.text for c in rubric} | {c.twin for c in rubric}
     assert all(s in RIGHT for _, s in backend.asked)  # whole sentences of the answer
 
 
@@ -142,7 +150,8 @@ def test_the_second_reader_is_off_unless_the_settings_name_a_backend() -> None:
 def test_reads_are_json_round_trippable() -> None:
     """The sweep keeps reads as [claim, sentence, p] rows; probabilities are plain floats."""
     reader = SecondReader(Scripted(lambda c, s: 0.25))
-    reader.agrees("a claim", "a sentence")
+    assert reader.prefers("a claim", "its twin", "a sentence") == 0.5
     assert json.loads(json.dumps([[c, s, p] for (c, s), p in reader._memo.items()])) == [
-        ["a claim", "a sentence", 0.25]
+        ["a claim", "a sentence", 0.25],
+        ["its twin", "a sentence", 0.25],
     ]

@@ -126,12 +126,13 @@ class MisconceptionWeights(_Weights):
 
 
 class SecondReaderThresholds(BaseModel):
-    """How the second reader's P(the sentence says the claim) moves a grade (`grading/verify.py`;
+    """How the second reader's reading (P(claim) / (P(claim) + P(twin))) moves a grade (`grading/verify.py`;
     fitted by `evals/verify_sweep.py`). The defaults change nothing."""
 
     point_denied: float = 0.0  # a credited key point read below this earns nothing and its opposite is named
     misconception_said: float = 1.01  # a misconception read at or above this is stated
     misconception_denied: float = 0.0  # one read below this is not, whatever the detector says
+    cap: float = 5.0  # an answer with a wrong claim the reader confirmed scores at most this
     fitted_on: str = ""  # what the thresholds were chosen on (model and split)
 
 

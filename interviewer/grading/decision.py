@@ -62,7 +62,7 @@ class Analysis:
     # it says no content word the question does not ("Critical batch size? It's the critical one.")
     restates_question: bool = False
     sentences: list[str] = field(default_factory=list)  # per span, the sentence that holds it
-    # the second reader's P(sentence says claim) per key point / misconception (None: not read);
+    # the second reader's reading per key point / misconception (`verify.Readings`; None: not read);
     # empty when no second reader is on (`grading/verify.py`)
     point_reads: list[float | None] = field(default_factory=list)
     misconception_reads: list[float | None] = field(default_factory=list)
@@ -129,7 +129,7 @@ def _inside_any(span: str, others: list[str]) -> bool:
 
 
 def _read(reads: list[float | None], i: int) -> float | None:
-    """The second reader's P(the sentence says claim i), or None where it did not read it."""
+    """The second reader's reading of claim i (`verify.Readings`), or None where it did not read it."""
     return reads[i] if i < len(reads) else None
 
 
@@ -149,6 +149,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     stated = []
     mass = 0.0
     second = c.second_reader
+    confirmed = False  # the second reader confirmed a wrong claim: the answer is capped
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
         if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
@@ -156,6 +157,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         read = _read(a.misconception_reads, j)
         if read is not None:  # the second reader has the last word on what the sentence says
             p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
+            confirmed = confirmed or read >= second.misconception_said
         mass += p if c.soft_misconceptions else float(p >= 0.5)
         if p >= 0.5:
             stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
@@ -189,11 +191,14 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
                 )
             )
         elif (read := _read(a.point_reads, i)) is not None and read < second.point_denied:
-            # the second reader says the quoted sentence claims something else: named, set right
+            # the second reader hears the point's twin in the quoted sentence: named, set right
             credit = 0.0
+            confirmed = True
             contradicted.append(
                 MisconceptionResult(
-                    text=f"a different claim from: {kp.text}", evidence=evidence, correction=kp.text
+                    text=kp.twin or f"a different claim from: {kp.text}",
+                    evidence=evidence,
+                    correction=kp.text,
                 )
             )
         status = "covered" if credit >= c.covered else "partial" if credit >= c.partial else "missed"
@@ -227,6 +232,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         question, c, results, stated, a.numeric, flags, t0,
         holistic=a.holistic, misconception_mass=mass,
         relevance=None if a.restates_question else relevance,
+        cap=second.cap if confirmed else None,
     )  # fmt: skip
 
 
@@ -243,12 +249,15 @@ def _finish(
     holistic: float | None = None,
     misconception_mass: float | None = None,
     relevance: float | None = None,
+    cap: float | None = None,
 ) -> Grade:
     if not results:
         results = [KeyPointResult(text=kp.text, core=kp.core, status="missed") for kp in question.key_points]
     if zero:
         results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
     params = calibration.for_question(question)[0]
+    if cap is not None and cap < params.misconception_cap:
+        params = params.model_copy(update={"misconception_cap": cap})
 
     def total(relevance: float | None) -> float:
         return aggregate(

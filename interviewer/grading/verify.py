@@ -6,9 +6,11 @@ it. Sentence vectors read what a sentence is about, not which way round it says 
 answer that is a right answer with its critical words set wrong still earns the point.
 With a second reader (`INTERVIEWER_VERIFY=llama-cpp`, or `grade --verify llama-cpp`), the
 grader asks a model, for each key point it credits and each misconception it finds close
-to a sentence, one yes/no question: does this sentence say this claim? The answer is read
-as a probability from the model's next-token scores (`LLMBackend.yes_probability`), so
-nothing is sampled and a read repeats.
+to a sentence, two yes/no questions: does this sentence say this claim, and does it say the
+claim's twin (the rubric's minimal pair: the same sentence with its critical words set the
+other way)? Each answer is read as a probability from the model's next-token scores
+(`LLMBackend.yes_probability`), so nothing is sampled and a read repeats; the share the
+claim takes of the two is the reading.
 
 `decision.decide` turns the probabilities into the grade with thresholds fitted on the
 calibration split (`evals/verify_sweep.py`, `Calibration.second_reader`): a credited point
@@ -16,9 +18,9 @@ the reader says the sentence does not state earns nothing and its opposite is na
 wrong claim, quoted; a misconception the reader says the sentence states is named; one it
 says the sentence does not state is not.
 
-Off by default: a read is one model call (about 0.2-0.5 s with Qwen2.5-Coder-1.5B on two
-cores, the instructions and the claim cached between reads), several per grade, where the
-embedded grade takes 35 ms. This module decides nothing; it only asks.
+Off by default: a read is one model call (about 0.5 s with Qwen2.5-Coder-1.5B on two cores,
+the instructions cached between reads), two per claim read and several claims per grade,
+where the embedded grade takes 35 ms. This module decides nothing; it only asks.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ MAX_SENTENCE_CHARS = 600  # an unpunctuated transcript is one long "sentence": r
 
 @dataclass(frozen=True)
 class Readings:
-    """Per rubric claim, P(the quoted sentence says it), or None where it was not read."""
+    """Per rubric claim, how much more the quoted sentence says the claim than its twin (the
+    same claim with its critical words set the other way): P(claim) / (P(claim) + P(twin)),
+    0.5 where the reader cannot tell them apart; None where it was not read."""
 
     key_points: list[float | None]
     misconceptions: list[float | None]
@@ -78,23 +82,32 @@ class SecondReader:
             self._memo[key] = self.backend.yes_probability(messages)
         return self._memo[key]
 
+    def prefers(self, claim: str, twin: str, sentence: str) -> float:
+        """P(claim) / (P(claim) + P(twin)) for one sentence. Asked about one claim alone, a
+        small model says yes to most sentences on its topic (calibration split: P(yes) has
+        median 0.41 whatever the sentence says); against the twin that shares its topic, what
+        is left is which way round the sentence says it (AUC for a stated misconception 0.80
+        alone, 0.90 against its twin)."""
+        said, other = self.agrees(claim, sentence), self.agrees(twin, sentence)
+        return said / (said + other) if said + other > 0 else 0.5
+
     def read(self, question: Question, analysis: Analysis, first: Grade) -> Readings:
         """The reads one grade needs: each key point the first grade credits, against the
         sentence quoted for it; each misconception named or close to a sentence, against that
-        sentence. Claims are read in rubric order so the model's cache keeps the instructions."""
+        sentence. Only claims with a twin are read (every misconception and core point has one)."""
         if not analysis.sentences:
             return Readings([], [])
         points: list[float | None] = []
         for kp, features, result in zip(
             question.key_points, analysis.key_points, first.key_points, strict=True
         ):
-            said = result.status != "missed"
-            points.append(self.agrees(kp.text, analysis.sentences[features.span]) if said else None)
+            said = result.status != "missed" and bool(kp.twin)
+            points.append(self.prefers(kp.text, kp.twin, analysis.sentences[features.span]) if said else None)
         named = {m.text for m in first.misconceptions}
         wrong: list[float | None] = []
         for m, mf in zip(question.rubric.misconceptions, analysis.misconceptions, strict=True):
-            near = mf.similarity >= MISCONCEPTION_GATE or m.text in named
-            wrong.append(self.agrees(m.text, analysis.sentences[mf.span]) if near else None)
+            near = (mf.similarity >= MISCONCEPTION_GATE or m.text in named) and bool(m.twin)
+            wrong.append(self.prefers(m.text, m.twin, analysis.sentences[mf.span]) if near else None)
         return Readings(points, wrong)
 
 
