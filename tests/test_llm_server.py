@@ -213,7 +213,6 @@ def test_the_grader_asks_a_real_second_reader(tmp_path: Path) -> None:
     )
     assert grader.second is not None and grader.second._memo
     assert all(0.0 <= p <= 1.0 for p in grader.second._memo.values())
-    assert {claim for claim, _ in grader.second._memo} <= {kp.text for kp in question.key_points} | {
-        m.text for m in question.rubric.misconceptions
-    }
+    rubric = [*question.key_points, *question.rubric.misconceptions]
+    assert {claim for claim, _ in grader.second._memo} <= {c.text for c in rubric} | {c.twin for c in rubric}
     assert 0.0 <= grade.score <= 5.0 and len(grade.key_points) == len(question.key_points)
