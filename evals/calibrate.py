@@ -36,6 +36,7 @@ from interviewer.grading.calibration import (
     Calibration,
     MisconceptionWeights,
     PointWeights,
+    SecondReaderThresholds,
     data_hash,
     feature_row,
 )
@@ -174,6 +175,11 @@ def main() -> int:
     answers = load_answers(split="calibration")
     grader, analyses = analyse(settings, answers)
     cal = fit(settings, grader, answers, analyses)
+    if CALIBRATION_FILE.exists():  # the second reader's thresholds are chosen by verify_sweep.py
+        previous = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")).get("second_reader")
+        if previous:
+            cal = cal.model_copy(update={"second_reader": SecondReaderThresholds.model_validate(previous)})
+            print("kept the second reader's thresholds: rerun evals/verify_sweep.py --write", file=sys.stderr)
     cal.write(CALIBRATION_FILE)
     print(json.dumps(cal.model_dump(), indent=1))
     return 0
