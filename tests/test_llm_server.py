@@ -216,3 +216,6 @@ def test_the_grader_asks_a_real_second_reader(tmp_path: Path) -> None:
     rubric = [*question.key_points, *question.rubric.misconceptions]
     assert {claim for claim, _ in grader.second._memo} <= {c.text for c in rubric} | {c.twin for c in rubric}
     assert 0.0 <= grade.score <= 5.0 and len(grade.key_points) == len(question.key_points)
+    assert (
+        grade.grader.grader == "rubric" and grade.grader.model == f"second reader: llama-cpp {smollm2().stem}"
+    )

@@ -697,4 +697,6 @@ class RubricGrader:
             return grade
         reads = self.second.read(question, analysis, grade)
         analysis = replace(analysis, point_reads=reads.key_points, misconception_reads=reads.misconceptions)
-        return self.decide(question, analysis, t0)
+        grade = self.decide(question, analysis, t0)
+        reader = f"second reader: {self.second.backend.name} {self.second.backend.model}"
+        return grade.model_copy(update={"grader": grade.grader.model_copy(update={"model": reader})})
