@@ -29,6 +29,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from interviewer.llm import make_backend
+
 if TYPE_CHECKING:
     from interviewer.corpus.schema import Question
     from interviewer.grading.decision import Analysis
@@ -116,8 +118,6 @@ def second_reader(settings: Settings) -> SecondReader | None:
     The backend checks its own settings (a GGUF path, a server URL) and says what to set."""
     if not settings.verify:
         return None
-    from interviewer.llm import make_backend
-
     backend = make_backend(settings.verify, settings)
     log.info(
         "second reader on: %s (%s) checks each credited point and near misconception",
