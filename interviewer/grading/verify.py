@@ -12,15 +12,17 @@ other way)? Each answer is read as a probability from the model's next-token sco
 (`LLMBackend.yes_probability`), so nothing is sampled and a read repeats; the share the
 claim takes of the two is the reading.
 
-`decision.decide` turns the probabilities into the grade with thresholds fitted on the
+`decision.decide` turns the readings into the grade with thresholds fitted on the
 calibration split (`evals/verify_sweep.py`, `Calibration.second_reader`): a credited point
-the reader says the sentence does not state earns nothing and its opposite is named as a
-wrong claim, quoted; a misconception the reader says the sentence states is named; one it
-says the sentence does not state is not.
+whose sentence the reader hears as its twin earns nothing and the twin is named as a wrong
+claim, quoted and corrected; a misconception heard as said is named, one heard as its
+corrected twin is not; an answer with a wrong claim the reader confirmed is capped.
 
 Off by default: a read is one model call (about 0.5 s with Qwen2.5-Coder-1.5B on two cores,
-the instructions cached between reads), two per claim read and several claims per grade,
-where the embedded grade takes 35 ms. This module decides nothing; it only asks.
+the instructions cached between reads), two per claim read and several claims per grade
+(2.6 s a grade at p50 on the held-out split), where the embedded grade takes 35 ms. With
+that model it moves the independent probes by noise (README, "Known weaknesses"). This
+module decides nothing; it only asks.
 """
 
 from __future__ import annotations
