@@ -11,6 +11,7 @@ measured by `evals/verify_sweep.py`, `interviewer eval --verify` and
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -64,8 +65,6 @@ def reread(grader, question, answer, reader, thresholds):  # type: ignore[no-unt
     analysis = grader.analyze(question, answer)
     calibration = load_calibration().model_copy(update={"second_reader": thresholds})
     reads = reader.read(question, analysis, decide(question, analysis, calibration))
-    from dataclasses import replace
-
     analysis = replace(analysis, point_reads=reads.key_points, misconception_reads=reads.misconceptions)
     return decide(question, analysis, calibration)
 
