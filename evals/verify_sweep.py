@@ -69,13 +69,13 @@ def load_reads(reader: SecondReader) -> None:
     path = reads_file(reader)
     if path.exists():
         for claim, sentence, p in json.loads(path.read_text(encoding="utf-8")):
-            reader._memo[(claim, sentence)] = p
+            reader.memo[(claim, sentence)] = p
 
 
 def save_reads(reader: SecondReader) -> None:
     path = reads_file(reader)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [[c, s, p] for (c, s), p in reader._memo.items()]
+    rows = [[c, s, p] for (c, s), p in reader.memo.items()]
     path.write_text(json.dumps(rows, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -109,11 +109,11 @@ def main() -> int:
         analyses.append(read(q, a.answer))
         if n % 50 == 0:
             save_reads(reader)
-            print(f"{n}/{len(answers)} answers read, {len(reader._memo)} reads, {time.perf_counter() - start:.0f} s",
+            print(f"{n}/{len(answers)} answers read, {len(reader.memo)} reads, {time.perf_counter() - start:.0f} s",
                   file=sys.stderr)  # fmt: skip
     twin_analyses = [(q, read(q, right), read(q, wrong)) for q, right, wrong in twins]
     save_reads(reader)
-    print(f"{len(twins)} twin pairs; {len(reader._memo)} reads in all", file=sys.stderr)
+    print(f"{len(twins)} twin pairs; {len(reader.memo)} reads in all", file=sys.stderr)
 
     expert = [a.expert_score for a in answers]
     row_of = {a.id: i for i, a in enumerate(answers)}

@@ -211,10 +211,10 @@ def test_the_grader_asks_a_real_second_reader(tmp_path: Path) -> None:
     grade = grader.grade(
         question, "Usually a bad batch of data. Roll back to the last good checkpoint and skip it."
     )
-    assert grader.second is not None and grader.second._memo
-    assert all(0.0 <= p <= 1.0 for p in grader.second._memo.values())
+    assert grader.second is not None and grader.second.memo
+    assert all(0.0 <= p <= 1.0 for p in grader.second.memo.values())
     rubric = [*question.key_points, *question.rubric.misconceptions]
-    assert {claim for claim, _ in grader.second._memo} <= {c.text for c in rubric} | {c.twin for c in rubric}
+    assert {claim for claim, _ in grader.second.memo} <= {c.text for c in rubric} | {c.twin for c in rubric}
     assert 0.0 <= grade.score <= 5.0 and len(grade.key_points) == len(question.key_points)
     assert (
         grade.grader.grader == "rubric" and grade.grader.model == f"second reader: llama-cpp {smollm2().stem}"

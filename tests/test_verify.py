@@ -150,7 +150,7 @@ def test_reads_are_json_round_trippable() -> None:
     """The sweep keeps reads as [claim, sentence, p] rows; probabilities are plain floats."""
     reader = SecondReader(Scripted(lambda c, s: 0.25))
     assert reader.prefers("a claim", "its twin", "a sentence") == 0.5
-    assert json.loads(json.dumps([[c, s, p] for (c, s), p in reader._memo.items()])) == [
+    assert json.loads(json.dumps([[c, s, p] for (c, s), p in reader.memo.items()])) == [
         ["a claim", "a sentence", 0.25],
         ["its twin", "a sentence", 0.25],
     ]

@@ -56,6 +56,7 @@ ASK = "Answer key claim: {claim}\nCandidate's sentence: {sentence}\nSame claim?"
 # or the embedded detector already names it: a far sentence says neither.
 MISCONCEPTION_GATE = 0.5
 MAX_SENTENCE_CHARS = 600  # an unpunctuated transcript is one long "sentence": read its start
+MAX_REMEMBERED = 20_000  # reads kept in a long-running app; the oldest go first
 
 
 @dataclass(frozen=True)
@@ -73,18 +74,20 @@ class SecondReader:
 
     def __init__(self, backend: LLMBackend) -> None:
         self.backend = backend
-        self._memo: dict[tuple[str, str], float] = {}
+        self.memo: dict[tuple[str, str], float] = {}  # (claim, sentence) -> P(yes); evals save and load it
 
     def agrees(self, claim: str, sentence: str) -> float:
         """P(the sentence says the claim), in [0, 1]."""
         key = (claim, sentence[:MAX_SENTENCE_CHARS])
-        if key not in self._memo:
+        if key not in self.memo:
             messages = [
                 {"role": "system", "content": SYSTEM},
                 {"role": "user", "content": ASK.format(claim=key[0], sentence=key[1])},
             ]
-            self._memo[key] = self.backend.yes_probability(messages)
-        return self._memo[key]
+            if len(self.memo) >= MAX_REMEMBERED:
+                del self.memo[next(iter(self.memo))]
+            self.memo[key] = self.backend.yes_probability(messages)
+        return self.memo[key]
 
     def prefers(self, claim: str, twin: str, sentence: str) -> float:
         """P(claim) / (P(claim) + P(twin)) for one sentence. Asked about one claim alone, a
