@@ -19,7 +19,9 @@ What is fitted, in order (nothing here sees the held-out split):
 
 from __future__ import annotations
 
+import argparse
 import json
+import pickle
 import random
 import sys
 from collections.abc import Callable
@@ -33,6 +35,9 @@ from interviewer.corpus.schema import Question
 from interviewer.evaluation.grades import EvalAnswer, load_answers, quadratic_weighted_kappa, split_of
 from interviewer.grading.calibration import (
     CALIBRATION_FILE,
+    CLAIM_READER_FILE,
+    CLAIM_READER_VERSION,
+    GRADER_VERSION,
     Calibration,
     MisconceptionWeights,
     PointWeights,
@@ -59,6 +64,9 @@ INJECTION_CAPS = [(v,) for v in (1.0, 1.5, 2.0, 2.5, 3.0, 5.0)]
 CONTRADICTED = [(v,) for v in (2.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)]
 # Twin flips (see `Calibration.point_flip`): how much closer to the twin a span must be; 9.0 is never
 POINT_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)]
+# A key point talked about but not made likely by the answer (`Calibration.unsupported`):
+# (similarity gate, support at or below which it counts as said differently); (9, -9) is never
+UNSUPPORTED = [(9.0, -9.0)] + [(g, s) for g in (0.5, 0.6, 0.7) for s in (-0.5, 0.0, 0.5, 1.0, 1.5)]
 MISCONCEPTION_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)]
 # Weight of the twin-pair term in the aggregator search: over the calibration split's spoken
 # twins (evals/polarity/spoken.jsonl), each said inside an answer that also states up to three
@@ -130,10 +138,12 @@ def calibration_hash(answers: list[EvalAnswer]) -> str:
     return data_hash(a.model_dump(mode="json") for a in answers)
 
 
-def analyse(settings: Settings, answers: list[EvalAnswer]) -> tuple[RubricGrader, list[Analysis]]:
+def analyse(
+    settings: Settings, answers: list[EvalAnswer], grader: RubricGrader | None = None
+) -> tuple[RubricGrader, list[Analysis]]:
     """The grader's raw evidence for every answer (no fitted constant is used here)."""
     bank = load_bank(settings)
-    grader = RubricGrader(settings, Calibration())
+    grader = grader or RubricGrader(settings, Calibration())
     print(f"analysing {len(answers)} answers...", file=sys.stderr)
     return grader, [grader.analyze(bank.get(a.question_id), a.answer) for a in answers]
 
@@ -170,11 +180,50 @@ def twin_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, 
     return out
 
 
+def remember_analyses(grader: RubricGrader, path: Path) -> Callable[[], None]:
+    """Keep every analysis the fit asks for in `path` (a pickle, keyed by the question's id,
+    text and reference and the answer) and read them back from there on a rerun: trying
+    another grid costs minutes instead of the claim reader's quarter of an hour. The file is
+    only valid for the grader version that wrote it. Returns a function that saves it."""
+    memo: dict[tuple[str, ...], Analysis] = pickle.loads(path.read_bytes()) if path.exists() else {}
+    analyze = grader.analyze
+
+    def remembered(question: Question, answer: str) -> Analysis:
+        key = (
+            GRADER_VERSION,
+            str(grader.settings.claim_reader),
+            question.id,
+            question.question,
+            question.reference,
+            answer,
+        )
+        if key not in memo:
+            memo[key] = analyze(question, answer)
+        return memo[key]
+
+    grader.analyze = remembered  # type: ignore[method-assign]
+    return lambda: path.write_bytes(pickle.dumps(memo))
+
+
 def main() -> int:
-    settings = load_settings()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--analyses", type=Path, help="keep and reuse the analyses in this pickle file")
+    parser.add_argument(
+        "--claim-reader", metavar="MODEL", help="fit the grader with the claim reader on (e.g. smollm2)"
+    )
+    args = parser.parse_args()
+    settings = load_settings(claim_reader=args.claim_reader)
     answers = load_answers(split="calibration")
-    grader, analyses = analyse(settings, answers)
+    grader = RubricGrader(settings, Calibration())
+    save = remember_analyses(grader, args.analyses) if args.analyses else lambda: None
+    grader, analyses = analyse(settings, answers, grader)
     cal = fit(settings, grader, answers, analyses)
+    save()
+    if args.claim_reader:
+        cal = cal.model_copy(update={"grader_version": CLAIM_READER_VERSION})
+        cal.write(CLAIM_READER_FILE)
+        print(json.dumps(cal.model_dump(), indent=1))
+        return 0
     if CALIBRATION_FILE.exists():  # the second reader's thresholds are chosen by verify_sweep.py
         previous = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")).get("second_reader")
         if previous:
@@ -309,6 +358,7 @@ def fit(
         ("contradicted",): CONTRADICTED,
         ("withdraw_stated",): [(False,), (True,)],
         ("point_flip",): POINT_FLIPS,
+        ("unsupported_gate", "unsupported"): UNSUPPORTED,
         ("misconception_flip",): MISCONCEPTION_FLIPS,
     }
     cal, score = coordinate_search(cal, grid, qwk, "aggregation", passes=4)

@@ -32,7 +32,11 @@ class Command:
 
     def run(self, args: argparse.Namespace) -> int:
         module, _, function = self.target.partition(":")
-        settings = load_settings(backend=getattr(args, "backend", None), verify=getattr(args, "verify", None))
+        settings = load_settings(
+            backend=getattr(args, "backend", None),
+            verify=getattr(args, "verify", None),
+            claim_reader=getattr(args, "claim_reader", None),
+        )
         handler = getattr(importlib.import_module(module), function)
         return int(handler(settings, args))
 
@@ -74,6 +78,12 @@ def _grade_args(p: argparse.ArgumentParser) -> None:
         help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
         "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
     )
+    p.add_argument(
+        "--claim-reader",
+        metavar="MODEL",
+        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
+        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
+    )
     p.add_argument("--json", action="store_true")
 
 
@@ -90,6 +100,12 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
         metavar="BACKEND",
         help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
         "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
+    )
+    p.add_argument(
+        "--claim-reader",
+        metavar="MODEL",
+        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
+        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
     )
     p.add_argument("--json", action="store_true")
 
@@ -112,6 +128,12 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
         metavar="BACKEND",
         help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
         "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
+    )
+    p.add_argument(
+        "--claim-reader",
+        metavar="MODEL",
+        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
+        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
     )
 
 

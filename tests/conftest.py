@@ -72,9 +72,11 @@ def pytest_configure(config: pytest.Config) -> None:
     import sentence_transformers
 
     from interviewer.models.polarity import PolarityReader
+    from interviewer.models.support import SupportReader
 
     sentence_transformers.SentenceTransformer.__init__ = refuse  # type: ignore[method-assign]
     PolarityReader._load = refuse  # type: ignore[method-assign]
+    SupportReader.load = refuse  # type: ignore[method-assign]
     try:
         import wordllama
 

@@ -51,7 +51,7 @@ def test_weights_and_features_share_their_names_so_no_order_is_matched_by_hand()
     w = PointWeights.from_vector(range(1, len(point_inputs) + 1), bias=-1.0)
     f = PointFeatures(similarity=1, static_similarity=2, polarity=3)
     assert w.logit(f) == 1 * 1 + 6 * 2 + 8 * 3 - 1.0
-    assert feature_row(f) == [1, 0, 0, 0, 0, 2, 0, 3]
+    assert feature_row(f) == [1, 0, 0, 0, 0, 2, 0, 3, 0]
 
 
 def test_the_graph_reads_the_calibration_once_per_process() -> None:

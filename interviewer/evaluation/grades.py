@@ -348,6 +348,7 @@ def evaluate(
     return {
         "backend": backend,
         "second_reader": settings.verify,
+        "claim_reader": settings.claim_reader,
         "split": split,
         "answers": len(answers),
         "questions": len(groups),
@@ -450,6 +451,7 @@ def run_eval(settings: Settings, args: argparse.Namespace) -> int:
     out = Path(args.out) if getattr(args, "out", None) else default_results_dir(settings.home)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"grader-{backend}-{args.split}" + (f"-verify-{settings.verify}" if settings.verify else "")
+    stem += f"-claim-reader-{Path(settings.claim_reader).stem}" if settings.claim_reader else ""
     (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
     (out / f"{stem}.md").write_text(markdown_table(result))
     if args.json:

@@ -34,8 +34,12 @@ from interviewer.errors import InterviewerError
 from interviewer.grading.grade import AggregationParams
 
 GRADER_VERSION = "rubric-20"
+CLAIM_READER_VERSION = f"{GRADER_VERSION}+claim-reader"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
-REFIT = "run `python evals/calibrate.py` in a checkout to refit it"
+# With the claim reader on (`Settings.claim_reader`), every constant is fitted again with its
+# `support` inputs: `python evals/calibrate.py --claim-reader smollm2` writes this file.
+CLAIM_READER_FILE = Path(__file__).with_name("calibration-claim-reader.json")
+REFIT = "run `python evals/calibrate.py` in a checkout to refit it (with `--claim-reader smollm2` for the claim reader's file)"
 
 
 class CalibrationMismatch(InterviewerError):
@@ -56,6 +60,10 @@ class PointFeatures:
     twin_margin: float = 0.0
     # the polarity reader on (point, that span's sentence): states minus contradicts (0: not read)
     polarity: float = 0.0
+    # what the whole answer adds to the point's likelihood under a small language model
+    # (`models.support`): said in any words, higher; said the other way round or with
+    # another term, lower
+    support: float = 0.0
     span: int = 0  # index of that span in `Analysis.spans` (evidence, not an input)
 
 
@@ -71,6 +79,7 @@ class MisconceptionFeatures:
     twin_margin: float = 0.0  # how much closer that span is to the wrong claim than to its corrected twin
     # the polarity reader on (wrong claim, that span's sentence): states minus contradicts
     polarity: float = 0.0
+    support: float = 0.0  # what the answer adds to the wrong claim's likelihood (`models.support`)
     span: int = 0
 
 
@@ -78,7 +87,7 @@ def feature_row(features: PointFeatures | MisconceptionFeatures) -> list[float]:
     """The inputs as a row for fitting, in the weights' order (the span is evidence, not an input).
 
     >>> feature_row(MisconceptionFeatures(similarity=0.9, own_words=0.5))
-    [0.9, 0.0, -1.0, 0.5, 0.0, 0.0, 0.0]
+    [0.9, 0.0, -1.0, 0.5, 0.0, 0.0, 0.0, 0.0]
     """
     return [getattr(features, f.name) for f in fields(features) if f.name != "span"]
 
@@ -111,6 +120,7 @@ class PointWeights(_Weights):
     static_similarity: float = 0.0
     twin_margin: float = 0.0
     polarity: float = 0.0
+    support: float = 0.0
     bias: float = -9.0
 
 
@@ -122,6 +132,7 @@ class MisconceptionWeights(_Weights):
     own_gap: float = 0.0
     twin_margin: float = 0.0
     polarity: float = 0.0
+    support: float = 0.0
     bias: float = -11.5
 
 
@@ -157,6 +168,12 @@ class Calibration(BaseModel):
     # to it than to its corrected twin counts as stated. 9.0: never.
     point_flip: float = 9.0
     misconception_flip: float = 9.0
+    # A key point the answer talks about (its best span at least `unsupported_gate` similar)
+    # but does not make likely (support at or below `unsupported`: the claim reader finds it
+    # said the other way round, or with another term or number) earns nothing and is named as
+    # a wrong claim, quoted and set right. 9.0 / -9.0: never.
+    unsupported_gate: float = 9.0
+    unsupported: float = -9.0
     misconceptions: MisconceptionWeights = MisconceptionWeights()  # stated when sigmoid(logit) >= 0.5
     soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     # Best similarity to the rubric and to the question below this, and the answer closer to
@@ -195,8 +212,11 @@ class Calibration(BaseModel):
 
 
 @cache
-def load_calibration() -> Calibration:
-    """The shipped calibration, read and checked once per process."""
+def load_calibration(claim_reader: bool = False) -> Calibration:
+    """The shipped calibration, read and checked once per process: the default grader's, or
+    the one fitted with the claim reader's inputs."""
+    if claim_reader:
+        return Calibration.read(CLAIM_READER_FILE, CLAIM_READER_VERSION)
     return Calibration.read()
 
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from interviewer.corpus.schema import Question
-from interviewer.grading.calibration import GRADER_VERSION, Calibration, MisconceptionFeatures, PointFeatures
+from interviewer.grading.calibration import Calibration, MisconceptionFeatures, PointFeatures
 from interviewer.grading.feedback import build_grade
 from interviewer.grading.grade import (
     ATTEMPT_FLAG,
@@ -190,6 +190,15 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
                     text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
                 )
             )
+        elif features.similarity >= c.unsupported_gate and features.support <= c.unsupported:
+            # about the point, yet the claim reader does not hear it: said another way round,
+            # with another term or number. No credit, and the sentence is named and set right
+            credit = 0.0
+            contradicted.append(
+                MisconceptionResult(
+                    text=f"a different claim from: {kp.text}", evidence=evidence, correction=kp.text
+                )
+            )
         elif (read := _read(a.point_reads, i)) is not None and read < second.point_denied:
             # the second reader hears the point's twin in the quoted sentence: named, set right
             credit = 0.0
@@ -270,6 +279,6 @@ def _finish(
     if floored > score:  # no point earned credit, but the answer is on the topic
         score, flags = floored, [*flags, ATTEMPT_FLAG]
     return build_grade(
-        score, results, stated, numeric, flags, Provenance(grader="rubric", version=GRADER_VERSION), t0,
+        score, results, stated, numeric, flags, Provenance(grader="rubric", version=calibration.grader_version), t0,
         injection_cap=params.injection_cap, reference=question.reference,
     )  # fmt: skip

@@ -64,6 +64,7 @@ from interviewer.grading.text import (
 from interviewer.grading.verify import second_reader
 from interviewer.models.embeddings import cpu_has_native_bf16, embedder_for, unit
 from interviewer.models.polarity import PolarityReader, polarity_reader
+from interviewer.models.support import support_reader
 from interviewer.models.word_vectors import word_vectors
 from interviewer.settings import Settings
 
@@ -226,11 +227,17 @@ class RubricGrader:
 
     def __init__(self, settings: Settings, calibration: Calibration | None = None) -> None:
         self.settings = settings
-        self.calibration = calibration or load_calibration()
+        self.calibration = calibration or load_calibration(claim_reader=bool(settings.claim_reader))
         self.embedder = embedder_for(settings)
         self.words = word_vectors()
         reader = polarity_reader(threads=settings.embedding_threads, bfloat16=_bfloat16(settings))
         self.polarity: PolarityReader | None = reader if reader.available else None
+        # opt-in: a small language model reads what the answer makes likely (models/support.py)
+        self.support = (
+            support_reader(settings.claim_reader, settings.embedding_threads)
+            if settings.claim_reader
+            else None
+        )
         self.second = second_reader(settings)  # None unless INTERVIEWER_VERIFY names an LLM backend
         self._idf: IDF | None = None
         self._saved_loaded = False
@@ -606,6 +613,8 @@ class RubricGrader:
             )  # fmt: skip
         if to_read and self.polarity is not None:
             self._read_polarity(to_read, key_points, misconceptions)
+        if self.support is not None:
+            key_points, misconceptions = self._read_support(question, text, key_points, misconceptions)
         return Analysis(
             flags=flags,
             numeric=numeric,
@@ -617,6 +626,24 @@ class RubricGrader:
             asked=float(question_vec @ answer_vec),
             restates_question=answer_stems <= question_stems,
             sentences=sentence_text,
+        )
+
+    def _read_support(
+        self,
+        question: Question,
+        text: str,
+        key_points: list[PointFeatures],
+        misconceptions: list[MisconceptionFeatures],
+    ) -> tuple[list[PointFeatures], list[MisconceptionFeatures]]:
+        """Every key point's and misconception's support (`models.support`), in one pass."""
+        assert self.support is not None
+        rubric = question.rubric
+        claims = [kp.text for kp in rubric.key_points] + [m.text for m in rubric.misconceptions]
+        reads = self.support.support(question.ask or question.question, text, claims)
+        n = len(key_points)
+        return (
+            [replace(f, support=s) for f, s in zip(key_points, reads[:n], strict=True)],
+            [replace(f, support=s) for f, s in zip(misconceptions, reads[n:], strict=True)],
         )
 
     def decide(self, question: Question, a: Analysis, t0: float | None = None) -> Grade:
