@@ -1,6 +1,6 @@
 """Grade minimal pairs: a right answer and the same answer with its critical words set wrong.
 
-    python evals/minimal_pairs.py [FILE.jsonl] [--json] [--out DIR] [--verify BACKEND]
+    python evals/minimal_pairs.py [FILE.jsonl] [--json] [--out DIR] [--verify BACKEND] [--claim-reader MODEL]
 
 FILE (default `evals/probes/minimal-pairs.jsonl`) holds one pair per line:
 `question_id`, `kind` (reversed-direction, swapped-roles, wrong-entity, wrong-number,
@@ -36,8 +36,8 @@ DEFAULT = ROOT / "evals" / "probes" / "minimal-pairs.jsonl"
 PASSING = 2.5
 
 
-def grade_pairs(path: Path, verify: str | None = None) -> list[dict]:
-    settings = load_settings(verify=verify)
+def grade_pairs(path: Path, verify: str | None = None, claim_reader: str | None = None) -> list[dict]:
+    settings = load_settings(verify=verify, claim_reader=claim_reader)
     bank = load_bank(settings)
     grader = RubricGrader(settings)
     rows = []
@@ -124,8 +124,11 @@ def main() -> int:
     parser.add_argument(
         "--verify", metavar="BACKEND", help="with the grader's second reader (an LLM backend)"
     )
+    parser.add_argument(
+        "--claim-reader", metavar="MODEL", help="with the grader's claim reader (e.g. smollm2)"
+    )
     args = parser.parse_args()
-    rows = grade_pairs(args.file, args.verify)
+    rows = grade_pairs(args.file, args.verify, args.claim_reader)
     result = report(rows)
     if args.show:
         for r in rows:
@@ -133,6 +136,7 @@ def main() -> int:
                   f"wrong {r['wrong_graded']:.1f} ({r['wrong_score']})  named {int(r['wrong_named'])}")  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "minimal-pairs" + (f"-verify-{args.verify}" if args.verify else "")
+    stem += f"-claim-reader-{Path(args.claim_reader).stem}" if args.claim_reader else ""
     (args.out / f"{stem}.json").write_text(json.dumps({**result, "rows": rows}, indent=1) + "\n")
     (args.out / f"{stem}.md").write_text(markdown(result))
     print(json.dumps(result, indent=1) if args.json else markdown(result))

@@ -1,6 +1,6 @@
 """Grade labelled answers that no calibration has seen, with the shipped grader.
 
-    python evals/probe.py FILE.jsonl [--json] [--verify BACKEND]
+    python evals/probe.py FILE.jsonl [--json] [--verify BACKEND] [--claim-reader MODEL]
 
 FILE holds eval-set records (`question_id`, `answer`, `expert_score`, `misconceptions`,
 as in `evals/answers/`) kept out of `evals/answers/` so that `calibrate.py` never fits on
@@ -41,8 +41,8 @@ from interviewer.settings import load_settings
 RIGHT_TIERS = {"strong", "model-paraphrase", "partial", "one-point", "paraphrase"}
 
 
-def probe(path: Path, verify: str | None = None) -> dict[str, object]:
-    settings = load_settings(verify=verify)
+def probe(path: Path, verify: str | None = None, claim_reader: str | None = None) -> dict[str, object]:
+    settings = load_settings(verify=verify, claim_reader=claim_reader)
     bank = load_bank(settings)
     grader = RubricGrader(settings)
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -101,12 +101,15 @@ def main() -> int:
     parser.add_argument(
         "--verify", metavar="BACKEND", help="with the grader's second reader (an LLM backend)"
     )
+    parser.add_argument(
+        "--claim-reader", metavar="MODEL", help="with the grader's claim reader (e.g. smollm2)"
+    )
     args = parser.parse_args()
     if not args.jsonl.is_file():
         print(f"error: {args.jsonl} not found; give a JSONL of labelled answers", file=sys.stderr)
         return 2
     try:
-        result = probe(args.jsonl, args.verify)
+        result = probe(args.jsonl, args.verify, args.claim_reader)
     except (ValueError, KeyError, IndexError) as exc:
         print(f"error: {args.jsonl}: {exc}", file=sys.stderr)
         return 2

@@ -108,7 +108,7 @@ class SupportReader:
 
         tok, model = self._tokenizer, self._model
         context = tok(prefix, return_tensors="pt").input_ids
-        out = model(context, use_cache=True)
+        out = model(context, use_cache=True, logits_to_keep=1)  # only the last row is read
         cache, last = out.past_key_values, out.logits[0, -1]
         encoded = [tok(" " + c, add_special_tokens=False).input_ids or [tok.eos_token_id] for c in claims]
         batch, length = len(encoded), max(map(len, encoded))
