@@ -22,10 +22,13 @@ local directory works where one is installed.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +58,24 @@ def packaged_gguf() -> Path | None:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     return path if path.is_file() else None
+
+
+@contextmanager
+def _tensor_names_remembered() -> Iterator[None]:
+    """While loading a GGUF file, `gguf.get_tensor_name_map` answers repeated calls from
+    memory: transformers asks it once per tensor for the same (architecture, layers), and
+    building the map took 4.8 of the 11.7 s the load took here. The map is only read."""
+    try:
+        import gguf
+    except ImportError:
+        yield
+        return
+    original = gguf.get_tensor_name_map
+    gguf.get_tensor_name_map = functools.lru_cache(maxsize=8)(original)
+    try:
+        yield
+    finally:
+        gguf.get_tensor_name_map = original
 
 
 class SupportReader:
@@ -93,7 +114,8 @@ class SupportReader:
             where, extra = self.source()
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(where, **extra)
-                model = AutoModelForCausalLM.from_pretrained(where, **extra)
+                with _tensor_names_remembered():
+                    model = AutoModelForCausalLM.from_pretrained(where, **extra)
             except (OSError, ValueError) as exc:
                 raise BackendUnavailable(
                     f"Cannot load the grader's claim reader {self.model_name!r} ({exc}). {INSTALL}."
