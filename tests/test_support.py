@@ -14,7 +14,13 @@ import pytest
 
 from interviewer.corpus.bank import load_bank
 from interviewer.errors import BackendUnavailable
-from interviewer.grading.calibration import CLAIM_READER_VERSION, load_calibration
+from interviewer.grading.calibration import (
+    CLAIM_READER_VERSION,
+    MisconceptionFeatures,
+    PointFeatures,
+    load_calibration,
+)
+from interviewer.grading.decision import Analysis, decide
 from interviewer.grading.rubric import RubricGrader
 from interviewer.models import support
 from interviewer.models.support import SupportReader, support_reader
@@ -99,3 +105,31 @@ def test_without_the_weights_the_error_says_how_to_install_them(monkeypatch: pyt
 def test_nothing_to_read_loads_nothing() -> None:
     reader = SupportReader(model="/nonexistent/model.gguf")
     assert reader.support(QUESTION, SAYS, []) == []
+
+
+def test_a_point_talked_about_but_not_made_likely_is_named_when_the_calibration_says_so() -> None:
+    question = load_bank(load_settings()).get("002-19")  # point 2: "make sure gradient clipping is on"
+    said = "First thing is to make sure weight decay is on."
+    analysis = Analysis(
+        flags=[],
+        numeric=None,
+        spans=[said],
+        sentences=[said],
+        key_points=[
+            PointFeatures(similarity=0.8, overlap=0.6, soft_recall=0.6, support=-0.5 if i == 2 else 3.0)
+            for i in range(len(question.key_points))
+        ],
+        misconceptions=[MisconceptionFeatures() for _ in question.rubric.misconceptions],
+    )
+    default = load_calibration()
+    assert decide(question, analysis, default).misconceptions == []  # the default never applies it
+    strict = default.model_copy(update={"unsupported_gate": 0.6, "unsupported": 0.0})
+    grade = decide(question, analysis, strict)
+    assert grade.key_points[2].status == "missed"
+    assert [(m.text, m.evidence, m.correction) for m in grade.misconceptions] == [
+        (
+            "a different claim from: make sure gradient clipping is on",
+            said,
+            "make sure gradient clipping is on",
+        )
+    ]
