@@ -131,7 +131,9 @@ class SupportReader:
         tok, model = self._tokenizer, self._model
         context = tok(prefix, return_tensors="pt").input_ids
         out = model(context, use_cache=True, logits_to_keep=1)  # only the last row is read
-        cache, last = out.past_key_values, out.logits[0, -1]
+        # transformers 5 names the key-value cache `cache`; 4.x named it `past_key_values`
+        cache_name = "cache" if "cache" in out else "past_key_values"
+        cache, last = out[cache_name], out.logits[0, -1]
         encoded = [tok(" " + c, add_special_tokens=False).input_ids or [tok.eos_token_id] for c in claims]
         batch, length = len(encoded), max(map(len, encoded))
         ids = torch.zeros((batch, length), dtype=torch.long)
@@ -141,7 +143,7 @@ class SupportReader:
             mask[n, : len(e)] = 1
         cache.batch_repeat_interleave(batch)
         attention = torch.cat([torch.ones((batch, context.shape[1]), dtype=torch.long), mask], dim=1)
-        logits = model(ids, cache=cache, attention_mask=attention, use_cache=False).logits
+        logits = model(ids, attention_mask=attention, use_cache=False, **{cache_name: cache}).logits
         logits = torch.cat([last.expand(batch, 1, -1), logits[:, :-1]], dim=1)
         said: torch.Tensor = logits.log_softmax(-1).gather(-1, ids[..., None])[..., 0]
         return [float(said[n, : len(e)].mean()) for n, e in enumerate(encoded)]
