@@ -61,6 +61,22 @@ def _ingest_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+")
 
 
+def _reader_args(p: argparse.ArgumentParser) -> None:
+    """The embedded grader's opt-in readers, on every command that grades."""
+    p.add_argument(
+        "--verify",
+        metavar="BACKEND",
+        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
+        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
+    )
+    p.add_argument(
+        "--claim-reader",
+        metavar="MODEL",
+        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
+        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
+    )
+
+
 def _grade_args(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--question-id")
@@ -72,18 +88,7 @@ def _grade_args(p: argparse.ArgumentParser) -> None:
     ans.add_argument("--answer-file")
     p.add_argument("--out", metavar="OUT.jsonl")
     p.add_argument("--backend", default=None, help="rubric (default), openai, openai-compatible, llama-cpp")
-    p.add_argument(
-        "--verify",
-        metavar="BACKEND",
-        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
-        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
-    )
-    p.add_argument(
-        "--claim-reader",
-        metavar="MODEL",
-        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
-        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
-    )
+    _reader_args(p)
     p.add_argument("--json", action="store_true")
 
 
@@ -95,18 +100,7 @@ def _eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
     )
-    p.add_argument(
-        "--verify",
-        metavar="BACKEND",
-        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
-        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
-    )
-    p.add_argument(
-        "--claim-reader",
-        metavar="MODEL",
-        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
-        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
-    )
+    _reader_args(p)
     p.add_argument("--json", action="store_true")
 
 
@@ -123,18 +117,7 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
         "--speak", action="store_true", help="say the interviewer's lines (WAV files where no audio output)"
     )
     p.add_argument("--listen", action="store_true", help="answer into the default microphone")
-    p.add_argument(
-        "--verify",
-        metavar="BACKEND",
-        help="second reader for the embedded grader: an LLM backend (llama-cpp, openai-compatible, openai) "
-        "asked whether each credited point's sentence says it (slower; or INTERVIEWER_VERIFY)",
-    )
-    p.add_argument(
-        "--claim-reader",
-        metavar="MODEL",
-        help="the embedded grader reads each claim with a small language model too: smollm2, a .gguf "
-        "file or a Hugging Face model (about 0.5 s a grade; or INTERVIEWER_CLAIM_READER)",
-    )
+    _reader_args(p)
 
 
 def _speak_args(p: argparse.ArgumentParser) -> None:
