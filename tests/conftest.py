@@ -17,6 +17,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+# The data directory the setup command indexed (`interviewer index`), read before any test
+# points INTERVIEWER_HOME elsewhere: the shared test index starts from a copy of it.
+SETUP_HOME = Path(os.environ["INTERVIEWER_HOME"]) if os.environ.get("INTERVIEWER_HOME") else None
+# ...only when it was built with the default settings the tests use (another embedding
+# model would have filled it with other vectors).
+SETUP_IS_DEFAULT = not any(k.startswith("INTERVIEWER_") and k != "INTERVIEWER_HOME" for k in os.environ)
+
 
 # ---------------------------------------------------------------- the fast tier
 
@@ -107,6 +114,23 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+def seed_from_setup(home: Path) -> None:
+    """Start `home` from a copy of the vector store and rubric vectors the setup command built
+    (the test command runs it first), when there are any: building them again costs about a
+    minute of both cores. The fixture then brings the copy up to date the way `interviewer
+    index` does: chunks of documents this checkout lacks are dropped, missing ones embedded.
+    Building from nothing is tested on its own (test_store, test_faults, the bench)."""
+    from interviewer.settings import default_home
+
+    setup_home = SETUP_HOME or default_home()
+    if not SETUP_IS_DEFAULT or not (setup_home / "chroma" / "chroma.sqlite3").is_file():
+        return
+    shutil.copytree(setup_home / "chroma", home / "chroma")
+    (home / "cache").mkdir(parents=True)
+    for vectors in (setup_home / "cache").glob("rubric-vectors-*.npz"):
+        shutil.copy2(vectors, home / "cache" / vectors.name)
+
+
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A data directory whose vector index and rubric vectors are built once for the whole run
@@ -127,6 +151,7 @@ def built_index(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Pat
     with FileLock(str(shared) + ".lock"):
         if not (shared / ".built").exists():
             shutil.rmtree(shared, ignore_errors=True)
+            seed_from_setup(shared)
             settings = load_settings(home=shared)
             Store(settings).ensure_index(load_bank(settings))
             RubricGrader(settings).prime_bank()

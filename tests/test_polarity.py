@@ -116,8 +116,8 @@ def test_the_reader_tells_held_out_claims_from_their_twins(bank) -> None:  # typ
 
 
 @pytest.fixture(scope="module")
-def grader() -> RubricGrader:
-    return RubricGrader(load_settings())
+def grader(built_index) -> RubricGrader:  # type: ignore[no-untyped-def]
+    return RubricGrader(load_settings(home=built_index))  # the bank's rubric vectors already built
 
 
 def test_a_right_point_is_never_graded_below_its_reversed_twin_across_the_held_out_split(
