@@ -34,7 +34,9 @@ from interviewer.models.support import BASELINE, SupportReader
 from interviewer.settings import load_settings
 
 
-def token_logprobs(reader: SupportReader, prefix: str, claims: list[str]) -> list[tuple[list[int], np.ndarray]]:
+def token_logprobs(
+    reader: SupportReader, prefix: str, claims: list[str]
+) -> list[tuple[list[int], np.ndarray]]:
     """Per claim: its token ids and log p of each token after `prefix` (the reader's own pass,
     unaveraged)."""
     import torch
@@ -102,14 +104,18 @@ def main() -> int:
     for n, a in enumerate(answers):
         q = bank.get(a.question_id)
         pairs = [("kp", i, kp.text, kp.twin) for i, kp in enumerate(q.key_points) if kp.core and kp.twin]
-        pairs += [("mis", i, m.text, m.twin) for i, m in enumerate(q.misconceptions) if m.twin]
+        pairs += [("mis", i, m.text, m.twin) for i, m in enumerate(q.rubric.misconceptions) if m.twin]
         if not pairs:
             continue
         claims = [c for _, _, x, t in pairs for c in (x, t)]
         with torch.inference_mode():
             missing = [c for c in dict.fromkeys(claims) if (q.id, c) not in baselines]
             if missing:
-                for c, r in zip(missing, token_logprobs(reader, BASELINE.format(question=q.question), missing), strict=True):
+                for c, r in zip(
+                    missing,
+                    token_logprobs(reader, BASELINE.format(question=q.question), missing),
+                    strict=True,
+                ):
                     baselines[(q.id, c)] = r
             given = token_logprobs(reader, reader._answer_prefix(q.question, a.answer), claims)
         worst_kp, worst_kp_mean, worst_mis, worst_mis_mean = 9.0, 9.0, -9.0, -9.0
@@ -134,7 +140,7 @@ def main() -> int:
             else:
                 row["label"] = 1.0 if i in a.misconceptions else 0.0
                 mis_rows.append(row)
-                worst_mis = max(worst_mis, -row["critical"] if False else row["critical"])
+                worst_mis = max(worst_mis, row["critical"])
                 worst_mis_mean = max(worst_mis_mean, row["mean"])
         per_answer.append({"answer": a.id, "tier": a.tier, "worst_kp": worst_kp, "worst_kp_mean": worst_kp_mean,
                            "worst_mis": worst_mis, "worst_mis_mean": worst_mis_mean})  # fmt: skip
@@ -156,14 +162,19 @@ def main() -> int:
         report[f"answer: misconception vs strong / {stat}"] = {
             "auc": auc([sign * p[stat] for p in mis_ans], [sign * p[stat] for p in strong]),
             "n": [len(mis_ans), len(strong)],
-            "median": [float(np.median([p[stat] for p in mis_ans])), float(np.median([p[stat] for p in strong]))],
+            "median": [
+                float(np.median([p[stat] for p in mis_ans])),
+                float(np.median([p[stat] for p in strong])),
+            ],
         }
     tiers = sorted({p["tier"] for p in per_answer})
     report["tiers"] = {t: sum(p["tier"] == t for p in per_answer) for t in tiers}
     text = json.dumps(report, indent=1)
     print(text)
     if args.out:
-        args.out.write_text(json.dumps({"report": report, "kp": kp_rows, "mis": mis_rows, "answers": per_answer}))
+        args.out.write_text(
+            json.dumps({"report": report, "kp": kp_rows, "mis": mis_rows, "answers": per_answer})
+        )
     return 0
 
 
