@@ -75,6 +75,12 @@ MISCONCEPTION_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0
 # about 1.5 (the minimal-pair probe's expert scores); QWK alone never sees enough of them.
 TWIN_WEIGHT = 0.2
 SPOKEN_TWINS = Path(__file__).resolve().parent / "polarity" / "spoken.jsonl"
+# `--written`: the helpers' sentences that state or contradict each calibration claim
+# (`polarity/written.jsonl`, first wave), each said inside an answer with up to three other
+# core points, as extra rows of the key-point credit and misconception detector fits, at
+# this weight against a row of a graded answer
+WRITTEN = Path(__file__).resolve().parent / "polarity" / "written.jsonl"
+WRITTEN_WEIGHT = 0.5
 # The calibration split's reference answers are right by construction: they state every key
 # point and no misconception. Each is a negative for every misconception in the detector's
 # fit, and the aggregator search adds REFERENCE_WEIGHT times the share that score 4 or more
@@ -92,12 +98,13 @@ def fit_logistic(
     l2: float = 1e-3,
     pairs: np.ndarray | None = None,
     consistency: float = 0.0,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """[weights..., bias] minimising weighted cross-entropy with soft labels, plus
     `consistency` times the mean squared difference of the predictions on `pairs`
     (row pairs that must get the same credit: one key point in two wordings)."""
     xb = np.hstack([x, np.ones((len(x), 1))])
-    w = np.where(y > 0, pos_weight, 1.0)
+    w = np.where(y > 0, pos_weight, 1.0) * (1.0 if weights is None else weights)
 
     def loss(theta: np.ndarray) -> float:
         z = xb @ theta
@@ -180,6 +187,39 @@ def twin_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, 
     return out
 
 
+def written_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, str, str, int, float]]:
+    """(question, answer, "key_point" | "misconception", index, label) from the written
+    sentences of the calibration split's claims: a sentence that states the claim (label 1)
+    or says it wrong (label 0), said among up to three of the question's other core points
+    in their spoken wording."""
+    split = {a.question_id for a in answers}
+    spoken = {
+        (r["question_id"], r["index"]): r["spoken_claim"]
+        for r in map(json.loads, SPOKEN_TWINS.read_text(encoding="utf-8").splitlines())
+        if r["kind"] == "key_point"
+    }
+    rng = random.Random(1)
+    out = []
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r["wave"] != 1 or r["question_id"] not in split:
+            continue
+        q = bank.get(r["question_id"])
+        others = [
+            spoken.get((q.id, i), kp.text)
+            for i, kp in enumerate(q.key_points)
+            if kp.core and not (r["kind"] == "key_point" and i == r["index"])
+        ]
+        said = [(x, 1.0) for x in r["states"]] + [(c["sentence"], 0.0) for c in r["contradicts"]]
+        for sentence, label in said:
+            context = rng.sample(others, min(3, len(others)))
+            at = rng.randint(0, len(context))
+            parts = [*context[:at], sentence, *context[at:]]
+            answer = " ".join(c.rstrip(".") + "." for c in parts)
+            out.append((q, answer, r["kind"], r["index"], label))
+    return out
+
+
 def remember_analyses(grader: RubricGrader, path: Path) -> Callable[[], None]:
     """Keep every analysis the fit asks for in `path` (a pickle, keyed by the question's id,
     text and reference and the answer) and read them back from there on a rerun: trying
@@ -211,13 +251,18 @@ def main() -> int:
     parser.add_argument(
         "--claim-reader", metavar="MODEL", help="fit the grader with the claim reader on (e.g. smollm2)"
     )
+    parser.add_argument(
+        "--written",
+        action="store_true",
+        help="add the written sentences (polarity/written.jsonl) as fit rows",
+    )
     args = parser.parse_args()
     settings = load_settings(claim_reader=args.claim_reader)
     answers = load_answers(split="calibration")
     grader = RubricGrader(settings, Calibration())
     save = remember_analyses(grader, args.analyses) if args.analyses else lambda: None
     grader, analyses = analyse(settings, answers, grader)
-    cal = fit(settings, grader, answers, analyses)
+    cal = fit(settings, grader, answers, analyses, written=args.written)
     save()
     if args.claim_reader:
         cal = cal.model_copy(update={"grader_version": CLAIM_READER_VERSION})
@@ -240,6 +285,7 @@ def fit(
     answers: list[EvalAnswer],
     analyses: list[Analysis],
     free: bool = True,
+    written: bool = False,
 ) -> Calibration:
     """Every constant of the embedded grader, fitted on these answers only
     (`free=False` skips the free-reference aggregator)."""
@@ -263,7 +309,22 @@ def fit(
          for a in [by_id[aid]] if (a.paraphrase_of, i) in rows],
         dtype=int,
     ).reshape(-1, 2)  # fmt: skip
-    *point_w, bias = fit_logistic(np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY)
+    kw = [1.0] * len(kx)
+    extra_m: list[tuple[list[float], float]] = []
+    if written:
+        rows_written = written_answers(bank, answers)
+        print(f"written answers: {len(rows_written)}", file=sys.stderr)
+        for q, text, kind, index, label in rows_written:
+            an = grader.analyze(q, text)
+            if kind == "key_point":
+                kx.append(feature_row(an.key_points[index]))
+                ky.append(label)
+                kw.append(WRITTEN_WEIGHT)
+            else:
+                extra_m.append((feature_row(an.misconceptions[index]), label))
+    *point_w, bias = fit_logistic(
+        np.array(kx), np.array(ky), pairs=same, consistency=PAIR_CONSISTENCY, weights=np.array(kw)
+    )
     split = split_of(answers[0].question_id) if answers else "calibration"
     references = [(q, grader.analyze(q, q.reference)) for q in bank if split_of(q.id) == split]
     for _, an in references:
@@ -271,8 +332,11 @@ def fit(
             mx.append(feature_row(misconception))
             my.append(0.0)
     print(f"reference answers: {len(references)}", file=sys.stderr)
-    mx_arr, my_arr = np.array(mx), np.array(my)
-    *mis_w, m_bias = fit_logistic(mx_arr, my_arr, pos_weight=2.0)
+    mw = [1.0] * len(mx) + [WRITTEN_WEIGHT] * len(extra_m)
+    mx_fit = np.array(mx + [x for x, _ in extra_m]).reshape(len(mw), -1)
+    my_fit = np.array(my + [y for _, y in extra_m])
+    *mis_w, m_bias = fit_logistic(mx_fit, my_fit, pos_weight=2.0, weights=np.array(mw))
+    mx_arr, my_arr = np.array(mx), np.array(my)  # the threshold is chosen on graded answers only
     print(
         f"key points: {len(ky)}; misconception items: {len(my)} ({int(my_arr.sum())} stated)", file=sys.stderr
     )
