@@ -34,33 +34,6 @@ from interviewer.models.support import BASELINE, SupportReader
 from interviewer.settings import load_settings
 
 
-def token_logprobs(
-    reader: SupportReader, prefix: str, claims: list[str]
-) -> list[tuple[list[int], np.ndarray]]:
-    """Per claim: its token ids and log p of each token after `prefix` (the reader's own pass,
-    unaveraged)."""
-    import torch
-
-    tok, model = reader._tokenizer, reader._model
-    context = tok(prefix, return_tensors="pt").input_ids
-    out = model(context, use_cache=True, logits_to_keep=1)
-    cache_name = "cache" if "cache" in out else "past_key_values"
-    cache, last = out[cache_name], out.logits[0, -1]
-    encoded = [tok(" " + c, add_special_tokens=False).input_ids or [tok.eos_token_id] for c in claims]
-    batch, length = len(encoded), max(map(len, encoded))
-    ids = torch.zeros((batch, length), dtype=torch.long)
-    mask = torch.zeros((batch, length), dtype=torch.long)
-    for n, e in enumerate(encoded):
-        ids[n, : len(e)] = torch.tensor(e)
-        mask[n, : len(e)] = 1
-    cache.batch_repeat_interleave(batch)
-    attention = torch.cat([torch.ones((batch, context.shape[1]), dtype=torch.long), mask], dim=1)
-    logits = model(ids, attention_mask=attention, use_cache=False, **{cache_name: cache}).logits
-    logits = torch.cat([last.expand(batch, 1, -1), logits[:, :-1]], dim=1)
-    said = logits.log_softmax(-1).gather(-1, ids[..., None])[..., 0]
-    return [(e, said[n, : len(e)].numpy().copy()) for n, e in enumerate(encoded)]
-
-
 def critical(a: list[int], b: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Masks of the tokens of `a` and of `b` that the other does not share (difflib)."""
     ma, mb = np.zeros(len(a), bool), np.zeros(len(b), bool)
@@ -113,16 +86,16 @@ def main() -> int:
             if missing:
                 for c, r in zip(
                     missing,
-                    token_logprobs(reader, BASELINE.format(question=q.question), missing),
+                    reader.token_logprobs(BASELINE.format(question=q.question), missing),
                     strict=True,
                 ):
                     baselines[(q.id, c)] = r
-            given = token_logprobs(reader, reader._answer_prefix(q.question, a.answer), claims)
+            given = reader.token_logprobs(reader._answer_prefix(q.question, a.answer), claims)
         worst_kp, worst_kp_mean, worst_mis, worst_mis_mean = 9.0, 9.0, -9.0, -9.0
         for k, (kind, i, _x, _t) in enumerate(pairs):
             (ids_x, lx), (ids_t, lt) = given[2 * k], given[2 * k + 1]
             bx, bt = baselines[(q.id, claims[2 * k])][1], baselines[(q.id, claims[2 * k + 1])][1]
-            sx, st = lx - bx, lt - bt
+            sx, st = (lx - bx).numpy(), (lt - bt).numpy()
             mx, mt = critical(ids_x, ids_t)
             row = {
                 "answer": a.id,

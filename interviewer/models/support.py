@@ -124,8 +124,13 @@ class SupportReader:
             log.info("claim reader loaded: %s", self.model_name)
 
     def _claim_logprobs(self, prefix: str, claims: list[str]) -> list[float]:
-        """Mean log p(claim token | prefix, earlier claim tokens), per claim: the prefix once,
-        its key-value cache shared by every claim in one batch."""
+        """Mean log p(claim token | prefix, earlier claim tokens), per claim."""
+        return [float(said.mean()) for _, said in self.token_logprobs(prefix, claims)]
+
+    def token_logprobs(self, prefix: str, claims: list[str]) -> list[tuple[list[int], torch.Tensor]]:
+        """Per claim, its token ids and log p of each token given the prefix and the claim's
+        earlier tokens: the prefix read once, its key-value cache shared by every claim in one
+        batch. Call inside `torch.inference_mode()` with the model loaded (`support` does)."""
         import torch
 
         tok, model = self._tokenizer, self._model
@@ -146,7 +151,7 @@ class SupportReader:
         logits = model(ids, attention_mask=attention, use_cache=False, **{cache_name: cache}).logits
         logits = torch.cat([last.expand(batch, 1, -1), logits[:, :-1]], dim=1)
         said: torch.Tensor = logits.log_softmax(-1).gather(-1, ids[..., None])[..., 0]
-        return [float(said[n, : len(e)].mean()) for n, e in enumerate(encoded)]
+        return [(e, said[n, : len(e)]) for n, e in enumerate(encoded)]
 
     def _answer_prefix(self, question: str, answer: str) -> str:
         ids = self._tokenizer(answer, add_special_tokens=False).input_ids
