@@ -179,12 +179,13 @@ def twin_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, 
         claim, twin = r["spoken_claim"], r["spoken_twin"]
         # a key point's spoken claim is right and its twin wrong; a misconception's the reverse
         right, wrong = (claim, twin) if r["kind"] == "key_point" else (twin, claim)
-
-        def said(s: str, context: list[str] = context, at: int = at) -> str:
-            return " ".join(c.rstrip(".") + "." for c in [*context[:at], s, *context[at:]])
-
-        out.append((q, said(right), said(wrong)))
+        out.append((q, said_among(right, context, at), said_among(wrong, context, at)))
     return out
+
+
+def said_among(sentence: str, context: list[str], at: int) -> str:
+    """One answer: the context's sentences with `sentence` said at position `at`."""
+    return " ".join(c.rstrip(".") + "." for c in [*context[:at], sentence, *context[at:]])
 
 
 def written_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Question, str, str, int, float]]:
@@ -214,9 +215,7 @@ def written_answers(bank: Bank, answers: list[EvalAnswer]) -> list[tuple[Questio
         for sentence, label in said:
             context = rng.sample(others, min(3, len(others)))
             at = rng.randint(0, len(context))
-            parts = [*context[:at], sentence, *context[at:]]
-            answer = " ".join(c.rstrip(".") + "." for c in parts)
-            out.append((q, answer, r["kind"], r["index"], label))
+            out.append((q, said_among(sentence, context, at), r["kind"], r["index"], label))
     return out
 
 
