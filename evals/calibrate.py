@@ -103,7 +103,10 @@ def fit_logistic(
     """[weights..., bias] minimising weighted cross-entropy with soft labels, plus
     `consistency` times the mean squared difference of the predictions on `pairs`
     (row pairs that must get the same credit: one key point in two wordings)."""
-    xb = np.hstack([x, np.ones((len(x), 1))])
+    # an input that is 0 on every row (the claim reader's, when it is off) gets weight 0,
+    # not whatever the optimiser stopped at
+    live = np.flatnonzero(np.any(x != 0, axis=0))
+    xb = np.hstack([x[:, live], np.ones((len(x), 1))])
     w = np.where(y > 0, pos_weight, 1.0) * (1.0 if weights is None else weights)
 
     def loss(theta: np.ndarray) -> float:
@@ -115,8 +118,11 @@ def fit_logistic(
             ce += consistency * float(((p[pairs[:, 0]] - p[pairs[:, 1]]) ** 2).mean())
         return float(ce + l2 * (theta[:-1] ** 2).sum())
 
-    start = np.concatenate([np.full(x.shape[1], 2.0), [-4.0]])
-    return minimize(loss, start, method="L-BFGS-B").x
+    start = np.concatenate([np.full(len(live), 2.0), [-4.0]])
+    theta = minimize(loss, start, method="L-BFGS-B").x
+    out = np.zeros(x.shape[1] + 1)
+    out[live], out[-1] = theta[:-1], theta[-1]
+    return out
 
 
 Grid = dict[tuple[str, ...], list[tuple[float, ...]]]

@@ -289,7 +289,7 @@ def test_a_rejection_with_a_claim_of_its_own_does_not_reject_the_sentence_before
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known gap (rubric-19, rubric-20): the detector gives 0.43 (threshold 0.5) since the calibration "
+    reason="known gap (rubric-19 to rubric-21): the detector gives 0.43 (threshold 0.5) since the calibration "
     "took the reference answers as negatives; the polarity reader misreads 'It's a myth that ...'",
 )
 def test_rejecting_the_right_claim_states_the_wrong_one(grader, bank) -> None:  # type: ignore[no-untyped-def]

@@ -26,6 +26,7 @@ from interviewer.grading.grade import (
     aggregate,
 )
 from interviewer.grading.numbers import extract_quantities, same_value
+from interviewer.grading.order import OrderReading
 from interviewer.grading.text import clean, words
 
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
@@ -66,6 +67,10 @@ class Analysis:
     # empty when no second reader is on (`grading/verify.py`)
     point_reads: list[float | None] = field(default_factory=list)
     misconception_reads: list[float | None] = field(default_factory=list)
+    # which way round the answer says each claim whose twin only swaps its terms
+    # (`order.read_order`; None: no such twin, or no sentence leans either way)
+    point_order: list[OrderReading | None] = field(default_factory=list)
+    misconception_order: list[OrderReading | None] = field(default_factory=list)
 
 
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
@@ -133,6 +138,10 @@ def _read(reads: list[float | None], i: int) -> float | None:
     return reads[i] if i < len(reads) else None
 
 
+def _order(readings: list[OrderReading | None], i: int) -> OrderReading | None:
+    return readings[i] if i < len(readings) else None
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -152,15 +161,19 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     confirmed = False  # the second reader confirmed a wrong claim: the answer is capped
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
+        evidence = a.spans[mf.span] if a.spans else ""
         if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
             p = 1.0  # the span says the wrong claim, not its corrected twin
+        if (order := _order(a.misconception_order, j)) is not None:
+            # its terms said in the wrong claim's order, or in its corrected twin's
+            p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
         read = _read(a.misconception_reads, j)
         if read is not None:  # the second reader has the last word on what the sentence says
             p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
             confirmed = confirmed or read >= second.misconception_said
         mass += p if c.soft_misconceptions else float(p >= 0.5)
         if p >= 0.5:
-            stated.append(MisconceptionResult(text=m.text, evidence=a.spans[mf.span], correction=m.twin))
+            stated.append(MisconceptionResult(text=m.text, evidence=evidence, correction=m.twin))
     results = []
     contradicted: list[MisconceptionResult] = []
     wrong_spans = [m.evidence for m in stated]
@@ -177,6 +190,13 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
             evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
+        elif (order := _order(a.point_order, i)) is not None and order.lean < 0:
+            # its terms said in its twin's order ("convergence, not vanishing gradients"):
+            # no credit, and the sentence is named and set right
+            credit, evidence = 0.0, order.sentence
+            contradicted.append(
+                MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
+            )
         elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
             # the sentence that states a wrong claim is no evidence for the point it contradicts
             credit = 0.0

@@ -43,6 +43,7 @@ from interviewer.grading.grade import (
     NumericCheck,
 )
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
+from interviewer.grading.order import read_order
 from interviewer.grading.text import (
     IDF,
     Span,
@@ -611,6 +612,14 @@ class RubricGrader:
                     twin_margin=twin_margin, span=i,
                 )
             )  # fmt: skip
+        # which way round the answer says a claim whose twin swaps its terms, in sentences
+        # that neither reject a claim nor ask about one
+        refuting = refuting_spans(spans, set())
+        plain = [
+            s.text for j, s in enumerate(spans) if s.level == "sentence" and not refuting[j] and not asked[j]
+        ]
+        point_order = [read_order(kp.text, kp.twin, plain) for kp in rubric.key_points]
+        misconception_order = [read_order(m.text, m.twin, plain) for m in rubric.misconceptions]
         if to_read and self.polarity is not None:
             self._read_polarity(to_read, key_points, misconceptions)
         if self.support is not None:
@@ -626,6 +635,8 @@ class RubricGrader:
             asked=float(question_vec @ answer_vec),
             restates_question=answer_stems <= question_stems,
             sentences=sentence_text,
+            point_order=point_order,
+            misconception_order=misconception_order,
         )
 
     def _read_support(
