@@ -78,6 +78,25 @@ def reference_sentence(reference: str, point: str) -> str:
     return best if not best or best[-1] in ".!?" else best + "."
 
 
+def _continuing(claim: str, reference: str) -> str:
+    """A rubric claim to follow "but": its first word in lower case where that word is an
+    ordinary one (the reference answer writes it in lower case), so "Evaluate and serve"
+    becomes "evaluate and serve" while "Adam", "LAMB" or "E4M3" stay as they are.
+
+    >>> _continuing("Evaluate and serve the EMA weights", "You then evaluate and serve them.")
+    'evaluate and serve the EMA weights'
+    >>> _continuing("Adam combines momentum with RMSProp", "Adam keeps two moments.")
+    'Adam combines momentum with RMSProp'
+    """
+    first = claim.split(" ", 1)[0]
+    ordinary = (
+        first[:1].isupper()
+        and first[1:].islower()
+        and re.search(rf"\b{re.escape(first.lower())}\b", reference)
+    )
+    return first.lower() + claim[len(first) :] if ordinary else claim
+
+
 def write_feedback(
     results: list[KeyPointResult],
     stated: list[MisconceptionResult],
@@ -120,6 +139,9 @@ def write_feedback(
             + ("one more point" if len(partial) == 1 else f"{len(partial)} more points")
             + " without saying it outright."
         )
+    # a point the answer said the wrong way round is set right below, with what it said
+    corrected = {m.correction for m in stated}
+    missed = [r for r in missed if r.text not in corrected]
     if missed:
         why = [reference_sentence(reference, r.text) for r in missed[:2]] if reference else []
         why = [w for n, w in enumerate(why) if w and w not in why[:n]]
@@ -134,7 +156,7 @@ def write_feedback(
         quote = m.evidence.strip().rstrip(".")
         said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
         parts.append(
-            f"{said}, but {m.correction.rstrip('.')}."
+            f"{said}, but {_continuing(m.correction, reference).rstrip('.')}."
             if m.correction
             else f"{said}: that is wrong ({m.text})."
         )
