@@ -12,6 +12,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from interviewer.corpus.schema import Question
 from interviewer.grading.calibration import Calibration, MisconceptionFeatures, PointFeatures
@@ -44,6 +45,7 @@ POLARITY_GATE = 0.4
 
 
 EMPTY_FLAGS = {"empty", "no-answer", "gibberish", "not-english"}
+T = TypeVar("T")
 
 
 @dataclass
@@ -67,8 +69,8 @@ class Analysis:
     # empty when no second reader is on (`grading/verify.py`)
     point_reads: list[float | None] = field(default_factory=list)
     misconception_reads: list[float | None] = field(default_factory=list)
-    # which way round the answer says each claim whose twin only swaps its terms
-    # (`order.read_order`; None: no such twin, or no sentence leans either way)
+    # which way round the answer says each claim whose twin swaps its two terms around a
+    # contrast (`order.read_order`; None: no such twin, or no sentence leans either way)
     point_order: list[OrderReading | None] = field(default_factory=list)
     misconception_order: list[OrderReading | None] = field(default_factory=list)
 
@@ -133,12 +135,8 @@ def _inside_any(span: str, others: list[str]) -> bool:
     return any(span in other or other in span for other in others if other)
 
 
-def _read(reads: list[float | None], i: int) -> float | None:
-    """The second reader's reading of claim i (`verify.Readings`), or None where it did not read it."""
-    return reads[i] if i < len(reads) else None
-
-
-def _order(readings: list[OrderReading | None], i: int) -> OrderReading | None:
+def _at(readings: list[T | None], i: int) -> T | None:
+    """Claim i's reading (`verify.Readings`, `order.read_order`), or None where it was not read."""
     return readings[i] if i < len(readings) else None
 
 
@@ -164,10 +162,10 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         evidence = a.spans[mf.span] if a.spans else ""
         if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
             p = 1.0  # the span says the wrong claim, not its corrected twin
-        if (order := _order(a.misconception_order, j)) is not None:
+        if (order := _at(a.misconception_order, j)) is not None:
             # its terms said in the wrong claim's order, or in its corrected twin's
             p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
-        read = _read(a.misconception_reads, j)
+        read = _at(a.misconception_reads, j)
         if read is not None:  # the second reader has the last word on what the sentence says
             p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
             confirmed = confirmed or read >= second.misconception_said
@@ -190,7 +188,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
             evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
-        elif (order := _order(a.point_order, i)) is not None and order.lean < 0:
+        elif (order := _at(a.point_order, i)) is not None and order.lean < 0:
             # its terms said in its twin's order ("convergence, not vanishing gradients"):
             # no credit, and the sentence is named and set right
             credit, evidence = 0.0, order.sentence
@@ -219,7 +217,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
                     text=f"a different claim from: {kp.text}", evidence=evidence, correction=kp.text
                 )
             )
-        elif (read := _read(a.point_reads, i)) is not None and read < second.point_denied:
+        elif (read := _at(a.point_reads, i)) is not None and read < second.point_denied:
             # the second reader hears the point's twin in the quoted sentence: named, set right
             credit = 0.0
             confirmed = True

@@ -43,9 +43,9 @@ CONTRAST_WORDS = frozenset({"not", "no", "never", "rather", "instead"})
 # A sentence is read only when it says at least this share of the claim's stems in the
 # claim's or the twin's order: one that says the point in words of its own ("the new data
 # makes up the bulk, with old data filling the last 5 to 15 percent") may put the same
-# terms in another order and mean the same. Chosen on the calibration split's written and
-# spoken sentences (`evals/polarity/`), where 0.6 leaves no right answer sentence read as
-# its twin and 2 of 60 written ones.
+# terms in another order and mean the same. Chosen on the calibration split's graded answers
+# and its written and spoken sentences (`evals/polarity/`): at 0.6 every sentence read about
+# the seven contrast swaps is read the right way round.
 MIN_SAID = 0.6
 # Longer "sentences" are not read: a transcript with no punctuation is one sentence, in
 # which the two terms can stand in any order far apart.
@@ -148,9 +148,9 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
 def order_lean(claim: str, twin: str, sentence: str) -> int | None:
     """How many more of the claim's stems the sentence says in the claim's order than in
     the twin's: > 0 it says the claim, < 0 the twin, 0 either. None: the twin is not a
-    reordering of the claim; or the sentence does not say every term the two swap, says
-    less than `MIN_SAID` of the claim in either order, denies where the claim does not, or
-    runs over `MAX_WORDS` words."""
+    contrast swap of the claim; or the sentence does not say every term the two swap, has
+    no contrast between them, denies first where the claim does not, says less than
+    `MIN_SAID` of the claim in either order, or runs over `MAX_WORDS` words."""
     if not is_contrast_swap(claim, twin):
         return None
     if len(words(sentence)) > MAX_WORDS:
@@ -171,7 +171,7 @@ def order_lean(claim: str, twin: str, sentence: str) -> int | None:
 
 @dataclass(frozen=True)
 class OrderReading:
-    """Which way round an answer says a claim with a reordered twin, and where."""
+    """Which way round an answer says a claim whose twin is its contrast swap, and where."""
 
     lean: int  # > 0: the claim's way round; < 0: its twin's (`order_lean`)
     sentence: str  # the answer's sentence that says it so, verbatim
