@@ -113,6 +113,7 @@ def is_reordering(claim: str, twin: str) -> bool:
     return a != b and sorted(a) == sorted(b)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_contrast_swap(claim: str, twin: str) -> bool:
     """The twin swaps two terms of the claim around a negation or contrast ("A, not B").
 

@@ -339,11 +339,17 @@ class RubricGrader:
         return out
 
     def _rejections(
-        self, spans: list[Span], kp_groups: list[list[str]], mc_groups: list[list[str]], span_vecs: np.ndarray
+        self,
+        spans: list[Span],
+        kp_groups: list[list[str]],
+        mc_groups: list[list[str]],
+        span_vecs: np.ndarray,
+        refuting: list[bool],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """`rejections`, with the similarities it needs computed only for an answer that rejects something."""
+        """`rejections`, with the similarities it needs computed only for an answer that rejects
+        something (`refuting`: `refuting_spans(spans, set())`, the spans that reject any claim)."""
         none = np.zeros((len(kp_groups), len(spans)), bool), np.zeros((len(mc_groups), len(spans)), bool)
-        if not any(refuting_spans(spans, set())):
+        if not any(refuting):
             return none
         kp_raw, _ = self._similarity(kp_groups, spans, span_vecs, polarity=False)
         mc_raw, _ = self._similarity(mc_groups, spans, span_vecs, polarity=False)
@@ -521,7 +527,8 @@ class RubricGrader:
         kp_sims, kp_static = self._similarity(kp_groups, spans, span_vecs, static_vecs)
         mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
         assert kp_static is not None
-        kp_rejected, mc_rejected = self._rejections(spans, kp_groups, mc_groups, span_vecs)
+        refuting = refuting_spans(spans, set())  # spans that reject some claim
+        kp_rejected, mc_rejected = self._rejections(spans, kp_groups, mc_groups, span_vecs, refuting)
         if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
             kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
             kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
@@ -614,7 +621,6 @@ class RubricGrader:
             )  # fmt: skip
         # which way round the answer says a claim whose twin swaps its terms, in sentences
         # that neither reject a claim nor ask about one
-        refuting = refuting_spans(spans, set())
         plain = [
             s.text for j, s in enumerate(spans) if s.level == "sentence" and not refuting[j] and not asked[j]
         ]
