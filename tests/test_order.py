@@ -9,10 +9,14 @@ E5M2 for gradients"), whose order depends on syntax. No model: no weights needed
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from interviewer.corpus.bank import load_bank
-from interviewer.grading.order import is_contrast_swap, is_reordering, order_lean, read_order
+from interviewer.grading.calibration import MisconceptionFeatures, PointFeatures, load_calibration
+from interviewer.grading.decision import Analysis, decide
+from interviewer.grading.order import OrderReading, is_contrast_swap, is_reordering, order_lean, read_order
 from interviewer.settings import load_settings
 
 GRADIENT = "near-zero gradient norm usually means vanishing gradients, not convergence"
@@ -103,3 +107,31 @@ def test_every_contrast_swap_in_the_bank_reads_against_its_claim_when_said_verba
     for claim, twin in swaps:
         assert order_lean(claim, twin, claim + ".") > 0, claim
         assert order_lean(claim, twin, twin + ".") < 0, twin
+
+
+def test_a_misconception_is_stated_by_its_order_and_cleared_by_its_twins() -> None:
+    """The decision's side of the reading, on a hand-built analysis (no model): a wrong claim
+    read its own way round is stated, quoted and set right by its twin; read its corrected
+    twin's way, it is not stated however close the detector's inputs put it."""
+    question = load_bank(load_settings()).get("003-11")  # misconception: "bf16 needs more aggressive ..."
+    wrong, right = question.rubric.misconceptions[0], "fp16 needs more aggressive loss scaling than bf16"
+    said = "You know, bf16 needs more aggressive loss scaling than fp16 does."
+    close = MisconceptionFeatures(similarity=0.95, overlap=1.0, margin=0.3, own_words=1.0, own_gap=1.0)
+    base = Analysis(
+        flags=[],
+        numeric=None,
+        spans=[said],
+        sentences=[said],
+        key_points=[PointFeatures() for _ in question.key_points],
+        misconceptions=[MisconceptionFeatures() for _ in question.rubric.misconceptions],
+    )
+    calibration = load_calibration()
+    assert decide(question, base, calibration).misconceptions == []  # far from every claim: nothing stated
+    stated = replace(base, misconception_order=[OrderReading(lean=2, sentence=said)])
+    assert [
+        (m.text, m.evidence, m.correction) for m in decide(question, stated, calibration).misconceptions
+    ] == [(wrong.text, said, wrong.twin)]
+    detected = replace(base, misconceptions=[close] * len(question.rubric.misconceptions))
+    assert decide(question, detected, calibration).misconceptions  # the detector alone states it
+    cleared = replace(detected, misconception_order=[OrderReading(lean=-2, sentence=right)])
+    assert wrong.text not in {m.text for m in decide(question, cleared, calibration).misconceptions}
