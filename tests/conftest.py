@@ -22,7 +22,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 SETUP_HOME = Path(os.environ["INTERVIEWER_HOME"]) if os.environ.get("INTERVIEWER_HOME") else None
 # ...only when it was built with the default settings the tests use (another embedding
 # model would have filled it with other vectors).
-SETUP_IS_DEFAULT = not any(k.startswith("INTERVIEWER_") and k != "INTERVIEWER_HOME" for k in os.environ)
+SETUP_IS_DEFAULT = not any(
+    k.startswith("INTERVIEWER_") and k not in ("INTERVIEWER_HOME", "INTERVIEWER_EMBEDDING_THREADS")
+    for k in os.environ
+)  # the thread count changes no vector (tests/test_embeddings.py)
+# One torch thread per process when pytest-xdist runs several workers (and in the processes they
+# start): two workers' two threads each on a 2-core machine spin against each other.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("INTERVIEWER_EMBEDDING_THREADS", "1")
 
 
 # ---------------------------------------------------------------- the fast tier

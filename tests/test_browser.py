@@ -73,7 +73,7 @@ def app_url(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         TIMINGS["app_ready_s"] = round(time.perf_counter() - began, 1)
         yield url
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)  # closes the app as Ctrl-C does (a worker ignores SIGINT)
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:

@@ -667,7 +667,8 @@ def test_the_real_app_listens_on_localhost_asks_for_the_password_and_hides_the_k
         assert started["events"][-1]["type"] == "question"
         assert SECRET not in json.dumps(client.config) + json.dumps(started)
     finally:
-        app.stop()
+        app.stop()  # SIGTERM: the app closes as on Ctrl-C, and exits cleanly
+    assert app.child.proc.returncode == 0, app.child.output()
     assert SECRET not in "\n".join(line for _, line in app.child.lines)
     logged = (home / "interviewer.log").read_text()  # the app's log file, at debug level
     assert "interviewer ui on 127.0.0.1" in logged

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from typing import Any
 
@@ -66,6 +67,16 @@ def launch_options(
     }
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, a service manager, a container stopping) closes the app as Ctrl-C does:
+    the server stops and the sessions' store is closed, instead of the process dying mid-write."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run_ui(settings: Settings, args: argparse.Namespace) -> int:
     """`interviewer ui [--host H] [--port P] [--share]`: serve the app until Ctrl-C."""
     log_file = add_log_file(settings.home)
@@ -81,6 +92,7 @@ def run_ui(settings: Settings, args: argparse.Namespace) -> int:
     interviews = Interviews(settings, manager)
     interviews.warm_up_in_background()
     app = build_app(settings, manager, interviews=interviews)
+    stop_on_sigterm()
     try:
         app.launch(**options)
     finally:

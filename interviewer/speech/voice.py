@@ -40,6 +40,7 @@ from typing import Protocol
 
 import yaml
 
+from interviewer.cues import SAFE_LOADER
 from interviewer.errors import BackendUnavailable, InterviewerError
 from interviewer.settings import Settings
 
@@ -63,7 +64,7 @@ class Pronunciation:
 @functools.lru_cache(maxsize=1)
 def pronunciation(path: Path = PRONUNCIATION_FILE) -> Pronunciation:
     """The jargon table, read and compiled once."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     terms = {str(k): str(v) for k, v in (data.get("terms") or {}).items()}
     patterns = [(re.compile(p["match"]), p["say"]) for p in data.get("patterns") or []]
     return Pronunciation(terms, patterns)
