@@ -109,3 +109,11 @@ def test_a_near_exact_question_text_resolves_and_another_question_does_not(bank)
     assert bank.by_text("why warm up").id == "002-07"  # one space apart
     assert bank.by_text("Why do we use warmup and how long should it be?") is None
     assert bank.by_text("   ") is None
+
+
+def test_a_question_id_given_as_the_question_text_resolves_to_that_question(bank) -> None:  # type: ignore[no-untyped-def]
+    from interviewer.grading.commands import resolve_question
+    from interviewer.settings import load_settings
+
+    # found before any vector search: no index is needed
+    assert resolve_question(load_settings(), bank, question=" 002-26 ").id == "002-26"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from interviewer.corpus.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
 from interviewer.grading.decision import gives_other_numbers
 from interviewer.grading.grade import ATTEMPT_FLAG
-from interviewer.grading.rubric import RubricGrader
+from interviewer.grading.rubric import RubricGrader, rejected_right_claims
 from interviewer.grading.text import refuting_spans, segment
 from interviewer.settings import load_settings
 
@@ -287,19 +288,54 @@ def test_a_rejection_with_a_claim_of_its_own_does_not_reject_the_sentence_before
     assert flagged <= 0.02 * n
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (rubric-19 to rubric-21): the detector gives 0.43 (threshold 0.5) since the calibration "
-    "took the reference answers as negatives; the polarity reader misreads 'It's a myth that ...'",
-)
 def test_rejecting_the_right_claim_states_the_wrong_one(grader, bank) -> None:  # type: ignore[no-untyped-def]
     q = bank.get(
         "002-26"
     )  # point "FP8 needs per-tensor scaling factors"; misconception "... needs no scaling factors"
     wrong = grader.grade(q, "It's a myth that FP8 needs per-tensor scaling factors.")
     right = grader.grade(q, "A common myth is that FP8 training needs no scaling factors.")
-    assert [m.text for m in wrong.misconceptions] == ["FP8 training needs no scaling factors"]
-    assert right.misconceptions == [] and wrong.score <= right.score
+    (named,) = wrong.misconceptions  # rubric-22: the sentence rejects the misconception's corrected twin
+    assert named.text == "FP8 training needs no scaling factors"
+    assert named.evidence == "It's a myth that FP8 needs per-tensor scaling factors."
+    assert named.correction == "FP8 training needs per-tensor scaling factors"
+    assert wrong.key_points[2].status == "missed"  # the point it rejects
+    assert right.misconceptions == [] and wrong.score < right.score
+
+
+def test_a_rejected_right_claim_names_a_wrong_one_across_the_bank(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """Every fourth core point and misconception of the bank: "It's a myth that <core point>."
+    names a wrong claim and does not cover the point, and "It's a myth that <misconception>."
+    names none. Measured over the whole bank (rubric-22): 391 of 420 points named, 0 of 235
+    false alarms (rubric-21: 7 of 420, 0 of 235)."""
+
+    def said(claim: str) -> str:
+        return f"It's a myth that {claim[0].lower()}{claim[1:]}."
+
+    points = [(q, i, kp) for q in bank.questions for i, kp in enumerate(q.key_points) if kp.core][::4]
+    named = 0
+    for q, i, kp in points:
+        grade = grader.grade(q, said(kp.text))
+        named += bool(grade.misconceptions) and grade.key_points[i].status == "missed"
+    assert named >= 0.85 * len(points), (named, len(points))
+    wrong = [(q, m) for q in bank.questions for m in q.rubric.misconceptions][::4]
+    alarms = [(q.id, m.text) for q, m in wrong if grader.grade(q, said(m.text)).misconceptions]
+    assert len(alarms) <= 1, alarms
+
+
+def test_a_rejection_states_a_wrong_claim_only_where_it_is_clearly_the_right_one() -> None:
+    """`rejected_right_claims` on hand-made similarities: two points, one misconception with a
+    corrected twin, three spans; only span 1 rejects anything (the point 0)."""
+    rejected = np.array([[False, True, False], [False, False, False]])
+    kp_raw = np.array([[0.3, 0.8, 0.2], [0.2, 0.3, 0.9]], dtype=np.float32)
+    mc_raw = np.array([[0.2, 0.5, 0.3]], dtype=np.float32)
+    twin_raw = np.array([[0.3, 0.7, 0.2]], dtype=np.float32)
+    assert rejected_right_claims(rejected, kp_raw, mc_raw, twin_raw) == ([1, None], [1])
+    # the rejecting span reads as the misconception too (within REJECTION_TIE): neither is stated
+    close = np.array([[0.2, 0.78, 0.3]], dtype=np.float32)
+    assert rejected_right_claims(rejected, kp_raw, close, twin_raw) == ([None, None], [None])
+    # too far from the point to say it was the point that was rejected
+    far = np.array([[0.3, 0.5, 0.2], [0.2, 0.3, 0.9]], dtype=np.float32)
+    assert rejected_right_claims(rejected, far, np.zeros((1, 3), np.float32), twin_raw)[0] == [None, None]
 
 
 def test_rejection_words_of_the_claim_itself_do_not_reject_it() -> None:

@@ -52,6 +52,8 @@ def resolve_question(
     exact = bank.by_text(question)
     if exact is not None:
         return exact
+    if question.strip() in bank.by_id:  # an id given as the question ("002-26")
+        return bank.get(question.strip())
     store = Store(settings)
     if store.count() == 0:
         store.ensure_index(bank)

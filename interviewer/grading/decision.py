@@ -73,6 +73,11 @@ class Analysis:
     # contrast (`order.read_order`; None: no such twin, or no sentence leans either way)
     point_order: list[OrderReading | None] = field(default_factory=list)
     misconception_order: list[OrderReading | None] = field(default_factory=list)
+    # the sentence that rejects each key point ("it's a myth that <point>"), and the one that
+    # rejects each misconception's corrected twin, which states the misconception
+    # (`rubric.rejected_right_claims`; None: not rejected)
+    point_rejections: list[str | None] = field(default_factory=list)
+    misconception_rejections: list[str | None] = field(default_factory=list)
 
 
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
@@ -165,6 +170,8 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         if (order := _at(a.misconception_order, j)) is not None:
             # its terms said in the wrong claim's order, or in its corrected twin's
             p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
+        if (rejecting := _at(a.misconception_rejections, j)) is not None:
+            p, evidence = 1.0, rejecting  # its corrected twin rejected: "it's a myth that <twin>"
         read = _at(a.misconception_reads, j)
         if read is not None:  # the second reader has the last word on what the sentence says
             p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
@@ -188,6 +195,14 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
             evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
+        elif (rejecting := _at(a.point_rejections, i)) is not None:
+            # the answer rejects the point ("it's a myth that <point>"): it holds the opposite
+            credit, evidence = 0.0, rejecting
+            contradicted.append(
+                MisconceptionResult(
+                    text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
+                )
+            )
         elif (order := _at(a.point_order, i)) is not None and order.lean < 0:
             # its terms said in its twin's order ("convergence, not vanishing gradients"):
             # no credit, and the sentence is named and set right

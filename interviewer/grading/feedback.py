@@ -140,8 +140,10 @@ def write_feedback(
             + " without saying it outright."
         )
     # a point the answer said the wrong way round is set right below, with what it said
-    corrected = {m.correction for m in stated}
-    missed = [r for r in missed if r.text not in corrected]
+    # (also when the correction words it a little differently: "FP8 training needs per-tensor
+    # scaling factors" sets right the point "FP8 needs per-tensor scaling factors")
+    corrected = [set(content_stems(m.correction)) for m in stated if m.correction]
+    missed = [r for r in missed if not any(set(content_stems(r.text)) <= c for c in corrected)]
     if missed:
         why = [reference_sentence(reference, r.text) for r in missed[:2]] if reference else []
         why = [w for n, w in enumerate(why) if w and w not in why[:n]]

@@ -54,6 +54,7 @@ from interviewer.grading.text import (
     looks_like_gibberish,
     plain_markdown,
     refuting_spans,
+    rejected_claim_negated,
     rejection_only_spans,
     says_dont_know,
     segment,
@@ -73,6 +74,9 @@ from interviewer.settings import Settings
 # this close to it are both rejected (a set constant, not fitted: 1 of the 520 calibration
 # answers rejects anything).
 REJECTION_TIE = 0.05
+# A sentence that rejects a right claim says the wrong one when it is at least this similar to
+# the right claim (a set constant, not fitted: too few answers reject anything to fit it on).
+REJECTED_GATE = 0.6
 MAX_CHARS = 20_000  # longer answers are graded on their first 20k characters (flagged)
 # At most this many (claim, sentence) pairs per grade, the closest first: four cost about 18 ms
 # in bfloat16 on two cores, ten 43 ms, and the grade's budget is 60 ms at p95.
@@ -161,6 +165,43 @@ def rejections(
         return out
 
     return rejected(kp_groups, kp_sims, mc_sims), rejected(mc_groups, mc_sims, kp_sims)
+
+
+def rejected_right_claims(
+    rejected_points: np.ndarray, kp_raw: np.ndarray, mc_raw: np.ndarray, twin_raw: np.ndarray
+) -> tuple[list[int | None], list[int | None]]:
+    """Where the answer rejects a right claim, and so states a wrong one.
+
+    `rejected_points` (points, spans) is `rejections`' verdict; `kp_raw`, `mc_raw` and
+    `twin_raw` are the spans' similarities (before any polarity penalty) to the key points,
+    the misconceptions and the misconceptions' corrected twins. Returns, per key point, the
+    span that rejects it ("it's a myth that FP8 needs per-tensor scaling factors"), and per
+    misconception, the span that rejects its corrected twin, which states it. Either span is
+    at least REJECTED_GATE similar to the right claim it rejects (the twin: closer to it than
+    to any other twin), and closer to it than to every misconception by more than
+    REJECTION_TIE: a rejection that reads as both a right and a wrong claim states neither.
+    None where nothing is rejected."""
+    points: list[int | None] = [None] * kp_raw.shape[0]
+    nearest_wrong = mc_raw.max(axis=0) if mc_raw.shape[0] else np.full(kp_raw.shape[1], -np.inf)
+    for k in range(kp_raw.shape[0]):
+        at = np.flatnonzero(
+            rejected_points[k] & (kp_raw[k] >= REJECTED_GATE) & (kp_raw[k] > nearest_wrong + REJECTION_TIE)
+        )
+        points[k] = int(at[kp_raw[k, at].argmax()]) if at.size else None
+    wrong: list[int | None] = [None] * mc_raw.shape[0]
+    rejecting = rejected_points.any(axis=0)
+    for m in range(mc_raw.shape[0]):
+        if not np.isfinite(twin_raw[m]).any():
+            continue
+        twin = np.nan_to_num(twin_raw, nan=-1.0)
+        at = np.flatnonzero(
+            rejecting
+            & (twin[m] >= REJECTED_GATE)
+            & (twin[m] >= twin.max(axis=0))
+            & (twin[m] > nearest_wrong + REJECTION_TIE)
+        )
+        wrong[m] = int(at[twin[m, at].argmax()]) if at.size else None
+    return points, wrong
 
 
 # (kind "point" | "misconception", index, claim, its twin or "", the span's sentence, similarity)
@@ -345,15 +386,44 @@ class RubricGrader:
         mc_groups: list[list[str]],
         span_vecs: np.ndarray,
         refuting: list[bool],
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """`rejections`, with the similarities it needs computed only for an answer that rejects
-        something (`refuting`: `refuting_spans(spans, set())`, the spans that reject any claim)."""
-        none = np.zeros((len(kp_groups), len(spans)), bool), np.zeros((len(mc_groups), len(spans)), bool)
+        twins: list[str],
+    ) -> tuple[np.ndarray, np.ndarray, list[int | None], list[int | None]]:
+        """`rejections` and `rejected_right_claims` (`twins`: the misconceptions' corrected twins),
+        with the similarities they need computed only for an answer that rejects something
+        (`refuting`: `refuting_spans(spans, set())`, the spans that reject any claim)."""
         if not any(refuting):
-            return none
+            kp_none = np.zeros((len(kp_groups), len(spans)), bool)
+            return (
+                kp_none,
+                np.zeros((len(mc_groups), len(spans)), bool),
+                [None] * len(kp_groups),
+                [None] * len(mc_groups),
+            )
         kp_raw, _ = self._similarity(kp_groups, spans, span_vecs, polarity=False)
         mc_raw, _ = self._similarity(mc_groups, spans, span_vecs, polarity=False)
-        return rejections(spans, kp_groups, mc_groups, kp_raw, mc_raw)
+        kp_rejected, mc_rejected = rejections(spans, kp_groups, mc_groups, kp_raw, mc_raw)
+        twin_raw = np.full((len(twins), len(spans)), np.nan, dtype=np.float32)
+        have = [n for n, t in enumerate(twins) if t]
+        if have:
+            twin_raw[have], _ = self._similarity([[twins[n]] for n in have], spans, span_vecs, polarity=False)
+
+        def fits(group: list[str], j: int) -> bool:
+            """The span rejects this claim, not its opposite or a claim about another format:
+            "it's a myth that bf16 needs loss scaling" rejects no "bf16 doesn't need loss scaling"."""
+            inner = rejected_claim_negated(spans[j].text)
+            return is_negated(group[0]) == inner and identifiers_agree(group, spans[j].text)
+
+        rejecting = [j for j in range(len(spans)) if refuting[j]]
+        for k, group in enumerate(kp_groups):
+            for j in rejecting:
+                if kp_rejected[k, j] and not fits(group, j):
+                    kp_raw[k, j] = -1.0  # still no evidence for the point; only no wrong claim read
+        for n in have:
+            for j in rejecting:
+                if not fits([twins[n]], j):
+                    twin_raw[n, j] = np.nan
+        points, wrong = rejected_right_claims(kp_rejected, kp_raw, mc_raw, twin_raw)
+        return kp_rejected, mc_rejected, points, wrong
 
     def _static_phrasings(self, phrasings: list[str]) -> np.ndarray:
         """Rubric phrasings' WordLlama vectors, kept once computed."""
@@ -528,7 +598,9 @@ class RubricGrader:
         mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
         assert kp_static is not None
         refuting = refuting_spans(spans, set())  # spans that reject some claim
-        kp_rejected, mc_rejected = self._rejections(spans, kp_groups, mc_groups, span_vecs, refuting)
+        kp_rejected, mc_rejected, point_rejected_at, twin_rejected_at = self._rejections(
+            spans, kp_groups, mc_groups, span_vecs, refuting, [m.twin for m in rubric.misconceptions]
+        )
         if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
             kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
             kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
@@ -643,6 +715,8 @@ class RubricGrader:
             sentences=sentence_text,
             point_order=point_order,
             misconception_order=misconception_order,
+            point_rejections=[None if j is None else sentence_text[j] for j in point_rejected_at],
+            misconception_rejections=[None if j is None else sentence_text[j] for j in twin_rejected_at],
         )
 
     def _read_support(

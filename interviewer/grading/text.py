@@ -322,6 +322,18 @@ def is_negated(text: str) -> bool:
     return bool(NEGATION.search(straight(text)))
 
 
+def rejected_claim_negated(text: str) -> bool:
+    """Whether the claim a rejecting sentence rejects is itself a negation: its words of
+    rejection taken out, is the rest negated?
+
+    >>> rejected_claim_negated("It's a myth that bf16 needs loss scaling.")
+    False
+    >>> rejected_claim_negated("It is not true that bf16 doesn't need loss scaling.")
+    True
+    """
+    return is_negated(REFUTATION.sub(" ", straight(text)))
+
+
 def injection_sentences(answer: str) -> list[str]:
     """The parts of the answer that address the grader: fenced instruction blocks, then
     sentences and bracketed asides. A parenthetical aside that alone addresses the grader
