@@ -190,18 +190,29 @@ def rejected_right_claims(
         points[k] = int(at[kp_raw[k, at].argmax()]) if at.size else None
     wrong: list[int | None] = [None] * mc_raw.shape[0]
     rejecting = rejected_points.any(axis=0)
+    twin = np.nan_to_num(twin_raw, nan=-1.0)
+    nearest_twin = twin.max(axis=0) if twin.shape[0] else twin.sum(axis=0)
     for m in range(mc_raw.shape[0]):
         if not np.isfinite(twin_raw[m]).any():
             continue
-        twin = np.nan_to_num(twin_raw, nan=-1.0)
         at = np.flatnonzero(
             rejecting
             & (twin[m] >= REJECTED_GATE)
-            & (twin[m] >= twin.max(axis=0))
+            & (twin[m] >= nearest_twin)
             & (twin[m] > nearest_wrong + REJECTION_TIE)
         )
         wrong[m] = int(at[twin[m, at].argmax()]) if at.size else None
     return points, wrong
+
+
+@dataclass(frozen=True)
+class Rejections:
+    """What an answer's rejecting sentences reject (`RubricGrader._rejections`)."""
+
+    points: np.ndarray  # (points, spans): the span rejects that key point
+    misconceptions: np.ndarray  # (misconceptions, spans): the span rejects that misconception
+    point_at: list[int | None]  # per key point, the span that rejects it (`rejected_right_claims`)
+    twin_at: list[int | None]  # per misconception, the span that rejects its corrected twin
 
 
 # (kind "point" | "misconception", index, claim, its twin or "", the span's sentence, similarity)
@@ -387,14 +398,13 @@ class RubricGrader:
         span_vecs: np.ndarray,
         refuting: list[bool],
         twins: list[str],
-    ) -> tuple[np.ndarray, np.ndarray, list[int | None], list[int | None]]:
+    ) -> Rejections:
         """`rejections` and `rejected_right_claims` (`twins`: the misconceptions' corrected twins),
         with the similarities they need computed only for an answer that rejects something
         (`refuting`: `refuting_spans(spans, set())`, the spans that reject any claim)."""
         if not any(refuting):
-            kp_none = np.zeros((len(kp_groups), len(spans)), bool)
-            return (
-                kp_none,
+            return Rejections(
+                np.zeros((len(kp_groups), len(spans)), bool),
                 np.zeros((len(mc_groups), len(spans)), bool),
                 [None] * len(kp_groups),
                 [None] * len(mc_groups),
@@ -422,8 +432,9 @@ class RubricGrader:
             for j in rejecting:
                 if not fits([twins[n]], j):
                     twin_raw[n, j] = np.nan
-        points, wrong = rejected_right_claims(kp_rejected, kp_raw, mc_raw, twin_raw)
-        return kp_rejected, mc_rejected, points, wrong
+        return Rejections(
+            kp_rejected, mc_rejected, *rejected_right_claims(kp_rejected, kp_raw, mc_raw, twin_raw)
+        )
 
     def _static_phrasings(self, phrasings: list[str]) -> np.ndarray:
         """Rubric phrasings' WordLlama vectors, kept once computed."""
@@ -600,9 +611,10 @@ class RubricGrader:
         mc_sims, _ = self._similarity(mc_groups, spans, span_vecs)
         assert kp_static is not None
         refuting = refuting_spans(spans, set())  # spans that reject some claim
-        kp_rejected, mc_rejected, point_rejected_at, twin_rejected_at = self._rejections(
+        rejected = self._rejections(
             spans, kp_groups, mc_groups, span_vecs, refuting, [m.twin for m in rubric.misconceptions]
         )
+        kp_rejected, mc_rejected = rejected.points, rejected.misconceptions
         if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
             kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
             kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
@@ -717,8 +729,8 @@ class RubricGrader:
             sentences=sentence_text,
             point_order=point_order,
             misconception_order=misconception_order,
-            point_rejections=[None if j is None else sentence_text[j] for j in point_rejected_at],
-            misconception_rejections=[None if j is None else sentence_text[j] for j in twin_rejected_at],
+            point_rejections=[None if j is None else sentence_text[j] for j in rejected.point_at],
+            misconception_rejections=[None if j is None else sentence_text[j] for j in rejected.twin_at],
         )
 
     def _read_support(
