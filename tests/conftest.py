@@ -58,8 +58,9 @@ HEAVY_TESTS = {"test_a_grades_latency_is_its_own_work_not_loading_the_models", "
                "test_ingest_adds_a_user_document_and_its_questions", "test_ingest_reads_pdf_documents"}  # fmt: skip
 
 
-LONGEST_FIRST = ["test_cohort", "test_bench", "test_voice", "test_llm_session", "test_wheel", "test_browser",
-                 "test_terminal", "test_polarity", "test_evaluation"]  # fmt: skip
+# module -> its place in the run: the modules with the longest tests first
+LONGEST_FIRST = {stem: n for n, stem in enumerate(["test_cohort", "test_bench", "test_voice", "test_llm_session",
+                 "test_wheel", "test_browser", "test_terminal", "test_polarity", "test_evaluation"])}  # fmt: skip
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -73,11 +74,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.getoption("--fast"):
         # the modules with the longest tests first (`.ci/run` prints the slowest): the two
         # workers then end on short tests, not one of them on a minute-long one alone
-        items.sort(
-            key=lambda i: (
-                LONGEST_FIRST.index(i.path.stem) if i.path.stem in LONGEST_FIRST else len(LONGEST_FIRST)
-            )
-        )
+        items.sort(key=lambda i: LONGEST_FIRST.get(i.path.stem, len(LONGEST_FIRST)))
         return
     heavy = [i for i in items if any(i.get_closest_marker(m) for m in HEAVY_MARKS)]
     if heavy:

@@ -227,7 +227,7 @@ class FakeWhisper:
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> FakeWhisper:
     model = FakeWhisper([])
-    monkeypatch.setattr(speech, "_load_whisper", lambda ref, threads=2: model)
+    monkeypatch.setattr(speech, "_load_whisper", lambda ref, threads: model)
     return model
 
 

@@ -391,7 +391,8 @@ _MODELS: dict[tuple[str, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _load_whisper(ref: str, threads: int = 2) -> Any:
+def _load_whisper(ref: str, threads: int) -> Any:
+    """The Whisper model `ref`, computing on `threads` threads (`Settings.embedding_threads`)."""
     with _MODELS_LOCK:
         if (ref, threads) not in _MODELS:
             try:
