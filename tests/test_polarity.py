@@ -103,7 +103,7 @@ def test_the_shipped_adapters_are_small_and_present() -> None:
 def test_the_reader_tells_held_out_claims_from_their_twins(bank) -> None:  # type: ignore[no-untyped-def]
     """Never trained on: the held-out split's rubric twins (floors below the measured 0.9+)."""
     rows = list(claims(bank, "held-out"))
-    reader = polarity_reader()
+    reader = polarity_reader(threads=load_settings().embedding_threads)
     against_twin = reader.read([(t, w) for _, t, w, _, _ in rows])
     with_alternative = reader.read([(t, alts[0]) for _, t, _, alts, _ in rows if alts])
     contradicted = sum(r.contradicts > r.states for r in against_twin) / len(against_twin)

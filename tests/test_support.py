@@ -33,7 +33,7 @@ CLAIM = "a near-zero gradient norm usually means vanishing gradients"
 
 @pytest.fixture(scope="module")
 def reader() -> SupportReader:
-    return support_reader()
+    return support_reader(threads=load_settings().embedding_threads)  # the grader's own reader
 
 
 @pytest.mark.slow
