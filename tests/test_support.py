@@ -70,8 +70,7 @@ def test_reads_repeat_exactly_and_do_not_depend_on_the_other_claims_read_with_th
 
 
 @pytest.mark.slow
-def test_a_long_answer_is_read_on_its_start() -> None:
-    reader = support_reader()
+def test_a_long_answer_is_read_on_its_start(reader: SupportReader) -> None:
     long = SAYS + " And so on." * 2000
     assert reader.support(QUESTION, long, [CLAIM])[0] > 1.0
 
