@@ -154,16 +154,18 @@ def main() -> int:
         "--gguf", type=Path, help="a chat GGUF (default: Qwen2.5-Coder-1.5B joined from PyPI)"
     )
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="where to write OUT.jsonl (the grades) and OUT.json"
+    )
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
     answers = main_answers(args.questions)
-    rows_path = args.out.with_suffix(".jsonl")
+    rows_path = args.out.parent / f"{args.out.name}.jsonl"  # (the name has dots: "qwen2.5")
     if not args.report_only:
         gguf = args.gguf or joined_gguf(load_settings().home / "models")
         grade(answers, rows_path, gguf, args.threads)
     result = report(answers, graded_rows(rows_path))
-    args.out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out.parent / f"{args.out.name}.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
     return 0
 
