@@ -398,3 +398,23 @@ def test_the_report_tab_shows_charts_and_offers_both_downloads(interviews: Inter
     assert "data:image/png;base64," in Path(html).read_text()
     assert "No session in this tab" in interviews.on_report("", "This session")[0]
     assert interviews.on_report("", "All sessions")[0].startswith("# Weakness report — all sessions")
+
+
+def test_closing_stops_the_background_embedding_and_waits_for_it(interviews: Interviews) -> None:
+    """`interviewer ui` exiting (Ctrl-C, SIGTERM) while the warm-up still embeds the bank must
+    not leave a thread inside torch: the interpreter's exit could abort (SIGABRT)."""
+    import threading
+
+    asked_to_stop = threading.Event()
+
+    class Embedding:  # the bank's rubric vectors, a chunk at a time until asked to stop
+        def prime_bank(self, stop: threading.Event) -> tuple[int, int]:
+            if stop.wait(30):
+                asked_to_stop.set()
+            return 0, 0
+
+    priming = threading.Thread(target=interviews._prime_bank, args=(Embedding(),), daemon=True)
+    interviews._priming = priming
+    priming.start()
+    interviews.settle(timeout_s=30)
+    assert asked_to_stop.is_set() and not priming.is_alive()

@@ -567,6 +567,18 @@ def test_every_rubric_is_embedded_once_and_kept_on_disk(indexed_home) -> None:  
     assert computed == 0 and loaded > 1000
 
 
+@pytest.mark.slow
+def test_embedding_the_bank_asked_to_stop_embeds_and_saves_nothing() -> None:
+    """The app closing stops its background embedding between chunks (`Interviews.settle`)."""
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    g = RubricGrader(load_settings())  # a fresh data directory: nothing saved yet
+    assert g.prime_bank(stop=stop)[1] == 0
+    assert not g.vector_cache_path().is_file()
+
+
 def test_a_point_said_in_other_words_is_matched_word_by_word(grader, bank) -> None:  # type: ignore[no-untyped-def]
     """Soft word matching (contextual token vectors) credits synonyms that word overlap misses."""
     q = bank.get(SPIKE)

@@ -110,6 +110,8 @@ class Interviews:
         self._error: InterviewerError | None = None
         self._warming = threading.Lock()
         self._started = False
+        self._priming: threading.Thread | None = None  # the bank's rubric vectors, after the warm-up
+        self._closing = threading.Event()  # set by `settle`: the background embedding stops
         self._voice: Voice | None = None
         self._voice_dir: Path | None = None  # made on the first spoken line
         self._voice_off: set[str] = set()  # sessions already told that the voice is off
@@ -143,8 +145,9 @@ class Interviews:
                 question = next(iter(services.bank))
                 grader = services.grader(backend)
                 grader.grade(question, question.reference)
-                threading.Thread(target=self._prime_bank, args=(grader,), name="interviewer-prime",
-                                 daemon=True).start()  # fmt: skip
+                self._priming = threading.Thread(target=self._prime_bank, args=(grader,),
+                                                 name="interviewer-prime", daemon=True)  # fmt: skip
+                self._priming.start()
         except InterviewerError as exc:
             log.warning("app warm-up failed; the first Start will show why", exc_info=True)
             self._error = exc
@@ -159,12 +162,25 @@ class Interviews:
     def _prime_bank(self, grader: Any) -> None:
         """Every rubric's vectors, from the data directory or computed (see `RubricGrader.prime_bank`)."""
         try:
-            grader.prime_bank()
+            grader.prime_bank(stop=self._closing)
         except Exception:  # only a speed-up: a grade embeds what it lacks
             log.warning("embedding the bank's rubric vectors in the background failed", exc_info=True)
 
     def warm_up_in_background(self) -> None:
         threading.Thread(target=self.warm_up, name="interviewer-warm-up", daemon=True).start()
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Before the process exits: wait for the warm-up's model loading and embedding to end.
+        An interpreter that exits while a background thread is inside torch's native code can
+        abort (SIGABRT, "terminate called without an active exception") instead of exiting."""
+        deadline = time.monotonic() + timeout_s
+        self._closing.set()
+        if self._started and not self._ready.is_set():
+            log.info("waiting for the model warm-up to finish before exiting")
+            self._ready.wait(timeout_s)
+        priming = self._priming
+        if priming is not None and priming.is_alive():  # it stops after the chunk it is on
+            priming.join(max(0.0, deadline - time.monotonic()))
 
     def wait_ready(self, progress: Any = None, *, to_start: bool = False) -> None:
         """Until the warm-up is done, or with `to_start` only until a session can start

@@ -96,5 +96,6 @@ def run_ui(settings: Settings, args: argparse.Namespace) -> int:
     try:
         app.launch(**options)
     finally:
+        interviews.settle()  # a model still loading in the background must not abort the exit
         manager.close()
     return 0

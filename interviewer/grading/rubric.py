@@ -22,6 +22,7 @@ It does not phrase questions or follow-ups; it only grades.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -791,20 +792,23 @@ class RubricGrader:
         slug = "".join(ch if ch.isalnum() else "-" for ch in self.settings.embedding_model.lower())
         return self.settings.home / "cache" / f"rubric-vectors-{slug}-{self.embedder.dtype}.npz"
 
-    def prime_bank(self, chunk: int = 16) -> tuple[int, int]:
+    def prime_bank(self, chunk: int = 16, stop: threading.Event | None = None) -> tuple[int, int]:
         """Embed every rubric in the bank, kept in the data directory between runs.
 
         `interviewer index` and the app's warm-up call it. Without it, 16 sessions
         starting together spend most of their first turns embedding rubrics
         (py-spy under `interviewer bench`'s load). Works `chunk` questions at a
         time so grades can use the model in between (`chunk=0`: all at once, the fastest,
-        for `interviewer index`). Returns (loaded, computed).
+        for `interviewer index`). `stop`, once set, ends it between chunks with nothing saved (the
+        app closing). Returns (loaded, computed).
         """
         bank, texts, points, loaded = self._load_saved()
         missing = len({t for t in texts if not self.embedder.cached(t)})
         missing += len({t for t in points if not self.embedder.tokens_cached(t)})  # their token vectors
         step = chunk or len(bank) or 1
         for i in range(0, len(bank), step):
+            if stop is not None and stop.is_set():
+                return loaded, 0
             self.prime(bank[i : i + step])
         if missing or not self.vector_cache_path().is_file():  # this process may hold them already
             self.embedder.save_cache(self.vector_cache_path(), texts, points)
