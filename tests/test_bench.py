@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -136,12 +135,8 @@ SMALL = Plan(cold_starts=1, index_builds=1, reindexes=1, sessions=1, questions=2
 
 @pytest.mark.slow
 def test_the_quick_bench_measures_every_figure_and_shows_no_key(  # type: ignore[no-untyped-def]
-    tmp_path: Path, monkeypatch, capsys, settings, built_index
+    tmp_path: Path, monkeypatch, capsys, settings
 ) -> None:
-    # The bank's rubric vectors as `interviewer index` keeps them: that step then loads them
-    # instead of embedding 4,275 texts again (half a minute; the setup command that the test
-    # command runs first builds them from nothing). The corpus index is still built fresh.
-    shutil.copytree(built_index / "cache", settings.home / "cache")
     results = tmp_path / "results"
     monkeypatch.setattr(bench, "RESULTS_DIR", results)
     monkeypatch.setattr(bench, "QUICK", SMALL)
