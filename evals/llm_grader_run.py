@@ -35,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from interviewer.corpus.bank import load_bank
+from interviewer.evaluation.bench import p50_p95
 from interviewer.evaluation.grades import (
     EvalAnswer,
     load_answers,
@@ -48,6 +49,7 @@ from interviewer.settings import load_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llm_sessions import joined_gguf
+from llm_verifier import auc
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "evals" / "results" / "llm-grader-qwen2.5-coder-1.5b"
@@ -107,14 +109,6 @@ def grade(answers: list[EvalAnswer], rows_path: Path, gguf: Path, threads: int) 
                   f"expert {a.expert_score} ({seconds:.1f} s)", flush=True)  # fmt: skip
 
 
-def auc(high: list[float], low: list[float]) -> float | None:
-    """P(a `high` answer's grade > a `low` one's), ties 1/2."""
-    if not high or not low:
-        return None
-    wins = sum((h > lo) + 0.5 * (h == lo) for h in high for lo in low)
-    return round(wins / (len(high) * len(low)), 3)
-
-
 def report(answers: list[EvalAnswer], rows: list[dict[str, object]]) -> dict[str, object]:
     by_id = {a.id: a for a in answers}
     rows = [r for r in rows if r["id"] in by_id]
@@ -131,15 +125,14 @@ def report(answers: list[EvalAnswer], rows: list[dict[str, object]]) -> dict[str
             "mae": round(statistics.mean(abs(s - e) for s, e in zip(scores, expert, strict=True)), 3),
             "tier_ordering": round(tier_ordering([(by_id[str(r["id"])], s) for r, s in zip(rows, scores, strict=True)]), 3),
             "bias_by_tier": {t: round(statistics.mean(v), 2) for t, v in sorted(by_tier.items())},
-            "auc_strong_over_misconception": auc(
+            "auc_strong_over_misconception": round(auc(
                 [s for r, s in zip(rows, scores, strict=True) if r["tier"] == "strong"],
                 [s for r, s in zip(rows, scores, strict=True) if r["tier"] == "misconception"],
-            ),
+            ), 3),
         }  # fmt: skip
-    seconds = sorted(float(r["seconds"]) for r in rows)  # type: ignore[arg-type]
+    seconds = [float(r["seconds"]) for r in rows]  # type: ignore[arg-type]
     if seconds:
-        out["seconds_p50"] = round(statistics.median(seconds), 1)
-        out["seconds_p95"] = round(seconds[min(len(seconds) - 1, int(0.95 * len(seconds)))], 1)
+        out["seconds_p50"], out["seconds_p95"] = (round(x, 1) for x in p50_p95(seconds))
     out["fallbacks"] = sum("llm-fallback" in r["flags"] for r in rows)  # type: ignore[operator]
     out["misconception_named"] = sum(bool(r["misconceptions"]) for r in rows if r["tier"] == "misconception")
     out["misconception_answers"] = sum(r["tier"] == "misconception" for r in rows)
