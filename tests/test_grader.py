@@ -302,6 +302,24 @@ def test_rejecting_the_right_claim_states_the_wrong_one(grader, bank) -> None:  
     assert right.misconceptions == [] and wrong.score < right.score
 
 
+def test_a_point_said_with_a_term_the_rubric_opposes_earns_nothing_and_is_set_right(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    q = bank.get("002-05")  # point 4: "fix it by lowering the learning rate"
+    said = q.reference.replace(
+        "the fix is lowering the learning rate", "the fix is raising the learning rate"
+    )
+    assert said != q.reference
+    right, wrong = grader.grade(q, q.reference), grader.grade(q, said)
+    assert right.key_points[4].status == "covered" and right.misconceptions == []
+    assert (
+        wrong.key_points[4].status == "missed"
+    )  # rubric-23: "raising" stands where the point says "lowering"
+    (named,) = [m for m in wrong.misconceptions if m.correction == "fix it by lowering the learning rate"]
+    assert named.text == "fix it by raising the learning rate"
+    assert "the fix is raising the learning rate" in named.evidence and named.evidence in said
+    assert "You said" in wrong.feedback and "lowering the learning rate" in wrong.feedback
+    assert wrong.score < right.score
+
+
 def test_a_rejected_right_claim_names_a_wrong_one_across_the_bank(grader, bank) -> None:  # type: ignore[no-untyped-def]
     """Every fourth core point and misconception of the bank: "It's a myth that <core point>."
     names a wrong claim and does not cover the point, and "It's a myth that <misconception>."

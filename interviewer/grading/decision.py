@@ -28,6 +28,7 @@ from interviewer.grading.grade import (
 )
 from interviewer.grading.numbers import extract_quantities, same_value
 from interviewer.grading.order import OrderReading
+from interviewer.grading.substitution import Substitution
 from interviewer.grading.text import clean, words
 
 # An answer that says this share of a key point's content words (IDF-weighted, the question's
@@ -73,6 +74,9 @@ class Analysis:
     # contrast (`order.read_order`; None: no such twin, or no sentence leans either way)
     point_order: list[OrderReading | None] = field(default_factory=list)
     misconception_order: list[OrderReading | None] = field(default_factory=list)
+    # each key point said with one of its terms swapped for an opposed one
+    # (`substitution.read_point`; None: not so said; empty: not read, as for a free reference)
+    point_swaps: list[Substitution | None] = field(default_factory=list)
     # the sentence that rejects each key point ("it's a myth that <point>"), and the one that
     # rejects each misconception's corrected twin, which states the misconception
     # (`rubric.rejected_right_claims`; None: not rejected)
@@ -209,6 +213,13 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             credit, evidence = 0.0, order.sentence
             contradicted.append(
                 MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
+            )
+        elif (swap := _at(a.point_swaps, i)) is not None and credit >= c.partial:
+            # said with a term swapped ("make sure weight decay is on"), in words close enough
+            # to earn the point: no credit, and the sentence is named and set right
+            credit, evidence = 0.0, swap.sentence
+            contradicted.append(
+                MisconceptionResult(text=swap.wrong_claim, evidence=evidence, correction=kp.text)
             )
         elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
             # the sentence that states a wrong claim is no evidence for the point it contradicts

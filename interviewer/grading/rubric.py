@@ -45,6 +45,7 @@ from interviewer.grading.grade import (
 )
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.order import read_order
+from interviewer.grading.substitution import read_points
 from interviewer.grading.text import (
     IDF,
     Span,
@@ -713,6 +714,13 @@ class RubricGrader:
         ]
         point_order = [read_order(kp.text, kp.twin, plain) for kp in rubric.key_points]
         misconception_order = [read_order(m.text, m.twin, plain) for m in rubric.misconceptions]
+        # a point said with one of its terms swapped for an opposed one ("weight decay" for
+        # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
+        point_swaps = (
+            []
+            if rubric.derived
+            else read_points([[kp.text, *kp.alternatives] for kp in rubric.key_points], plain, text)
+        )
         if to_read and self.polarity is not None:
             self._read_polarity(to_read, key_points, misconceptions)
         if self.support is not None:
@@ -730,6 +738,7 @@ class RubricGrader:
             sentences=sentence_text,
             point_order=point_order,
             misconception_order=misconception_order,
+            point_swaps=point_swaps,
             point_rejections=[None if j is None else sentence_text[j] for j in rejected.point_at],
             misconception_rejections=[None if j is None else sentence_text[j] for j in rejected.twin_at],
         )

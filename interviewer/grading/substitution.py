@@ -1,0 +1,390 @@
+"""A key point said with one of its terms swapped for its opposite: "weight decay" where it says
+"gradient clipping", "higher" where it says "lower", "100" where it says "1.0".
+
+Sentence vectors put "make sure gradient clipping is on" and "make sure weight decay is on"
+at nearly one point, and word overlap counts every other word as said. Read here instead:
+a sentence that says the point's own words in the point's order (at least `MIN_ALIGNED` of
+its content words outside the term) and, where the point's term stands, a term the bank's
+own minimal pairs set against it (`substitutions.yaml`) or another number, states the point
+with that term swapped: a wrong claim. It is not read so when
+- the answer says the point's own term anywhere ("clip gradients; weight decay does not
+  help here" is right);
+- the term is another of the question's points' own ("running mean" belongs to the
+  inference point, not to the training point's "mini-batch mean"), or the sentence says
+  another point more fully;
+- the term stands at the point's very start, its subject ("bf16 keeps fp32's range" is
+  another claim about another format, not "fp16 keeps ..." said wrong);
+- a negation stands next to it and not next to the point's term ("don't raise the learning
+  rate"), or the clause holding it holds too few of the point's words ("store activations
+  at layer boundaries and recompute the rest during the backward pass" does not say where
+  the point's "forward pass" stands);
+- a number agrees: the same rounded, inside a range the point gives, the same share as a
+  percentage, 0 and 1 after a counter ("step one" for "step zero"), or the digit is part of
+  a larger number as the grader reads numbers ("4 × 10⁵").
+
+The opposed terms are data, not judgement: `evals/build_substitutions.py` collects them from
+the rubric's twins and the written wrong versions of its key points, where a rubric writer
+set one term against another, and leaves out hedges ("usually" / "always": an answer's
+"almost always" is no error) and numbers (read as numbers here).
+
+Pure text: no model, no state.
+
+    >>> s = read_substitution(
+    ...     "make sure gradient clipping is on",
+    ...     "First, make sure weight decay is on, so one bad batch can't move the weights.",
+    ...     answer="First, make sure weight decay is on, so one bad batch can't move the weights.",
+    ... )
+    >>> s.said, s.instead_of, s.wrong_claim
+    ('weight decay', 'gradient clipping', 'make sure weight decay is on')
+    >>> read_substitution("make sure gradient clipping is on", "Make sure gradient clipping is on.",
+    ...                   answer="Make sure gradient clipping is on.") is None
+    True
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from interviewer.cues import SAFE_LOADER
+from interviewer.grading.numbers import extract_quantities, same_value
+from interviewer.grading.text import STOPWORDS, clean, stem
+
+LEXICON_FILE = Path(__file__).with_name("substitutions.yaml")
+# The sentence must say at least this share of the point's content words (those outside the
+# swapped term) in the point's order: it says this point, not another one that shares a term.
+MIN_ALIGNED = 0.5
+MIN_ALIGNED_WORDS = 2  # and at least this many of them: one shared word makes no claim
+MAX_TERM = 3  # words in a swapped term ("optimizer states", "sgd with momentum")
+MAX_WORDS = 50  # longer "sentences" (an unpunctuated transcript) are not read
+COUNTERS = frozenset({"step", "epoch", "iteration", "iter"})  # stems
+NEGATION_REACH = 3  # words either side of a term where a "not" governs it ("don't raise", "isn't on")
+ROUNDING = 0.005  # numbers this close (relative) are one number rounded
+REACH = 4  # words before the first and after the last aligned word where the swapped term may stand
+# Stopwords that carry a claim's direction count as content words here ("above", "before").
+DIRECTION = frozenset(
+    "more less fewer above below up down before after further over under few off on out same".split()
+)
+# Words that open a clause of their own: a swapped term must stand in a clause that says the
+# point's words too ("store activations at layer boundaries and recompute the rest during the
+# backward pass" says nothing of where the point's "forward pass" stands).
+CLAUSE_OPENERS = frozenset("and but because which so while whereas since although though".split())
+NEGATIONS = frozenset("not no never nor without cannot".split())
+_TOKEN = re.compile(r"[a-z][a-z0-9']*|\d+(?:\.\d+)?(?:e-?\d+)?|%")
+_INNER_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+Phrase = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """A point said with one term swapped: what the sentence says and where."""
+
+    said: str  # the sentence's term, as written ("weight decay")
+    instead_of: str  # the point's term it stands for ("gradient clipping")
+    sentence: str  # the answer's sentence, verbatim
+    wrong_claim: str  # the point as the sentence says it ("make sure weight decay is on")
+
+
+@functools.cache
+def opposed() -> dict[Phrase, frozenset[Phrase]]:
+    """Per stem phrase, the phrases a rubric writer set against it (read both ways round)."""
+    data = yaml.load(LEXICON_FILE.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    against: dict[Phrase, set[Phrase]] = {}
+    for a, b in data["pairs"]:
+        x, y = tuple(a.split()), tuple(b.split())
+        against.setdefault(x, set()).add(y)
+        against.setdefault(y, set()).add(x)
+    return {k: frozenset(v) for k, v in against.items()}
+
+
+@functools.cache
+def _opposed_words() -> frozenset[str]:
+    return frozenset(w for phrase in opposed() for w in phrase)
+
+
+def _may_swap(claim: _Tokens, sentence: _Tokens) -> bool:
+    """Cheap necessary conditions, before any alignment: the two share enough content words,
+    and each says an opposed word or a number."""
+    words = _opposed_words()
+    shared = {w for w, sw in zip(claim.stems, claim.surface, strict=True) if _is_content(sw)}
+    if len(shared & set(sentence.stems)) < MIN_ALIGNED_WORDS:
+        return False
+    return all(any(w in words or _is_number(w) for w in t.stems) for t in (claim, sentence))
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    text: str  # cleaned, lower case, inner hyphens as spaces
+    stems: Phrase
+    spans: tuple[tuple[int, int], ...]  # (start, end) of each token in `text`
+    surface: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=16_384)
+def tokens(text: str) -> _Tokens:
+    """Every word and number of the cleaned text, stemmed ("training-loss" is two words).
+
+    >>> tokens("The training-loss minimum, at 16,384 steps.").stems
+    ('the', 'train', 'loss', 'minimum', 'at', '16384', 'step')
+    """
+    cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", clean(text, determiners=True).lower()))
+    found = list(_TOKEN.finditer(cleaned))
+    return _Tokens(
+        text=cleaned,
+        stems=tuple(stem(m.group()) for m in found),
+        spans=tuple(m.span() for m in found),
+        surface=tuple(m.group() for m in found),
+    )
+
+
+def _is_content(word: str) -> bool:
+    return word not in STOPWORDS or word in DIRECTION
+
+
+def _is_negation(word: str) -> bool:
+    return word.endswith("n't") or word in NEGATIONS
+
+
+def _is_number(word: str) -> bool:
+    return word[0].isdigit()
+
+
+def _holds(sequence: Phrase, phrase: Phrase) -> bool:
+    n = len(phrase)
+    return any(sequence[i : i + n] == phrase for i in range(len(sequence) - n + 1))
+
+
+def _same_number(a: str, b: str, shares: bool = False) -> bool:
+    """Equal, or the same rounded ("2.303" for "2.3026"); with `shares` (one of the two is a
+    percentage), also the same share ("10 %" for "0.1")."""
+    x, y = float(a), float(b)
+    scales = (y, y * 100, y / 100) if shares else (y,)
+    return any(same_value(x, v) or abs(x - v) <= ROUNDING * max(abs(x), abs(v)) for v in scales)
+
+
+_WORD_MULTIPLIERS = (1.0, 1e3, 1e6, 1e9, 1e12)  # "7 billion" is read as 7e9
+
+
+@functools.lru_cache(maxsize=16_384)
+def _whole_numbers(text: str) -> frozenset[float]:
+    """The numbers the grader's number reader finds in `text`, as written before any word
+    multiplier: "4 × 10⁵" is 4e5, so its "4" is no number of its own."""
+    values = [q.value for q in extract_quantities(clean(text, determiners=True))]
+    return frozenset(round(v / m, 9) for v in values for m in _WORD_MULTIPLIERS)
+
+
+def _percent(stems: Phrase, at: int) -> bool:
+    return at < len(stems) and stems[at] in ("%", "percent")
+
+
+def _runs(positions: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for p in positions:
+        if runs and p == runs[-1][-1] + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
+
+
+def _pieces(run: list[int]) -> list[tuple[int, int]]:
+    """Every stretch of at most MAX_TERM positions inside a run, as (start, end)."""
+    return [(s, e) for s in run for e in range(s + 1, min(s + MAX_TERM, run[-1] + 1) + 1)]
+
+
+def _number_swap(
+    a: str, b: str, claim: Phrase, answer: Phrase, label: str = "", shares: bool = False
+) -> bool:
+    """`b` said where the claim says `a`: another number, not the claim's own nor inside a
+    range the claim gives ("10 percent" states "5 to 15 percent"), and the answer nowhere
+    says `a`. After a counter ("step", "epoch"), 0 and 1 are both the start: "from step
+    one" says "at step zero"."""
+    if label in COUNTERS and {float(a), float(b)} <= {0.0, 1.0}:
+        return False
+    said = [float(w) for w in claim if _is_number(w)]
+    if any(_same_number(b, n, shares) for n in claim if _is_number(n)) or min(said) <= float(b) <= max(said):
+        return False
+    return not any(_same_number(w, a, shares) for w in answer if _is_number(w))
+
+
+def _swap(
+    claim: _Tokens, sentence: _Tokens, answer: _Tokens, point: frozenset[str]
+) -> tuple[float, int, int, int, int] | None:
+    """(aligned share, claim term start, end, sentence term start, end) of the best swap.
+    `point`: the stems of every phrasing of the point; a sentence term among them is no swap."""
+    if not _may_swap(claim, sentence):
+        return None
+    x, y = claim.stems, sentence.stems
+    matcher = difflib.SequenceMatcher(None, x, y, autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    if not blocks:
+        return None
+    in_claim = {b.a + k for b in blocks for k in range(b.size)}
+    in_sentence = {b.b + k for b in blocks for k in range(b.size)}
+    lo, hi = blocks[0].b - REACH, blocks[-1].b + blocks[-1].size - 1 + REACH
+    claim_gaps = _runs([i for i in range(len(x)) if i not in in_claim])
+    sentence_gaps = _runs([j for j in range(len(y)) if j not in in_sentence and lo <= j <= hi])
+    content = [i for i, w in enumerate(claim.surface) if _is_content(w)]
+    # the point's subject: its first content word, and a number right after it ("stage 2")
+    subject = {content[0], content[0] + 1} if content else {0}
+    if content and (content[0] + 1 >= len(x) or not _is_number(x[content[0] + 1])):
+        subject.discard(content[0] + 1)
+    pairs = opposed()
+    # the gap a word stands in: how many aligned stretches end before it. A swapped term
+    # stands where the claim's term stands: in the same gap, or in the next one across a
+    # single aligned word ("with lower weights" / "weighted higher than")
+    claim_gap = [sum(b.a + b.size <= i for b in blocks) for i in range(len(x))]
+    sentence_gap = [sum(b.b + b.size <= j for b in blocks) for j in range(len(y))]
+    single = {n + 1 for n, b in enumerate(blocks) if b.size == 1}
+    clause = [0] * len(y)
+    for j in range(1, len(y)):
+        clause[j] = clause[j - 1] + (sentence.surface[j] in CLAUSE_OPENERS)
+    in_clause = Counter(clause[j] for j in in_sentence if _is_content(sentence.surface[j]))
+
+    def negated(surface: tuple[str, ...], start: int, end: int, same: list[int] | None = None) -> bool:
+        """A negation within NEGATION_REACH words of the term (in its clause)."""
+        near = range(max(0, start - NEGATION_REACH), min(len(surface), end + NEGATION_REACH))
+        return any(_is_negation(surface[j]) and (same is None or same[j] == same[start]) for j in near)
+
+    best = None
+    for a0, a1 in (p for run in claim_gaps for p in _pieces(run)):
+        if a0 in subject:
+            continue  # the point's subject: another subject is another claim, not this one said wrong
+        a = x[a0:a1]
+        against = pairs.get(a, frozenset())
+        is_number = len(a) == 1 and _is_number(a[0])
+        if not (against or is_number) or _holds(answer.stems, a):
+            continue  # no term set against it; or the answer says the point's own term somewhere
+        for b0, b1 in (p for run in sentence_gaps for p in _pieces(run)):
+            b = y[b0:b1]
+            numbers = is_number and len(b) == 1 and _is_number(b[0])
+            if not numbers and b not in against:
+                continue
+            if b0 == 0 and sentence.text[sentence.spans[0][1] : sentence.spans[0][1] + 1] == ",":
+                continue  # a discourse word: "First, restore the checkpoint" says no "first"
+            if _holds(x, b) or set(b) <= point:
+                continue
+            if in_clause[clause[b0]] < 2:
+                continue  # the term stands in a clause of its own, not in one that says the point
+            if negated(sentence.surface, b0, b1, clause) != negated(claim.surface, a0, a1):
+                continue  # "not weight decay" is no claim that weight decay does it
+            ga, gb = claim_gap[a0], sentence_gap[b0]
+            if not (ga == gb or (abs(ga - gb) == 1 and max(ga, gb) in single)):
+                continue
+            if numbers:
+                # a number stands in the claim's own slot: between the same aligned stretches,
+                # one of them ending or starting with a content word next to it ("max norm
+                # 1.0" / "max norm of 100"; "from 0" / "from step 1" is no slot)
+                before = ga > 0 and _is_content(claim.surface[blocks[ga - 1].a + blocks[ga - 1].size - 1])
+                after = ga < len(blocks) and _is_content(claim.surface[blocks[ga].a])
+                label = x[a0 - 1] if a0 else ""
+                shares = _percent(x, a1) != _percent(y, b1)
+                whole = round(float(a[0]), 9) in _whole_numbers(claim.text) and round(
+                    float(b[0]), 9
+                ) in _whole_numbers(sentence.text)
+                if ga != gb or not ((before or after) and whole):
+                    continue
+                if not _number_swap(a[0], b[0], x, answer.stems, label, shares):
+                    continue
+            rest = [i for i in content if not a0 <= i < a1]
+            said = sum(i in in_claim for i in rest)
+            share = said / max(len(rest), 1)
+            if share >= MIN_ALIGNED and said >= MIN_ALIGNED_WORDS and (best is None or share > best[0]):
+                best = (share, a0, a1, b0, b1)
+    return best
+
+
+def read_substitution(
+    claim: str, sentence: str, *, answer: str, phrasings: tuple[str, ...] = ()
+) -> Substitution | None:
+    """The point `claim` said by `sentence` with a term swapped, or None.
+
+    `answer` is the whole answer: a point whose own term the answer says anywhere is not
+    read as swapped. `phrasings`: the point's other phrasings; a term one of them says is
+    the point's own ("uniformly" in "INT8 spaces values uniformly" is no swap for "floats
+    space values logarithmically").
+
+    >>> read_substitution("add their losses to the main loss with lower weights",
+    ...     "You add their losses to the main loss, weighted higher than the main head.",
+    ...     answer="You add their losses to the main loss, weighted higher than the main head.").said
+    'higher'
+    >>> read_substitution("use gradient clipping with max norm 1.0",
+    ...     "Clip the gradient norm at 100.", answer="Clip the gradient norm at 100.") is None
+    True
+    """
+    c, s = tokens(claim), tokens(sentence)
+    if not c.stems or not s.stems or len(s.stems) > MAX_WORDS:
+        return None
+    point = frozenset(w for p in (claim, *phrasings) for w in tokens(p).stems)
+    found = _swap(c, s, tokens(answer), point)
+    return None if found is None else _substitution(c, s, sentence, found)
+
+
+def _substitution(
+    c: _Tokens, s: _Tokens, sentence: str, found: tuple[float, int, int, int, int]
+) -> Substitution:
+    _, a0, a1, b0, b1 = found
+    said = s.text[s.spans[b0][0] : s.spans[b1 - 1][1]]
+    instead = c.text[c.spans[a0][0] : c.spans[a1 - 1][1]]
+    wrong = c.text[: c.spans[a0][0]] + said + c.text[c.spans[a1 - 1][1] :]
+    return Substitution(said=said, instead_of=instead, sentence=sentence, wrong_claim=wrong)
+
+
+def _plain_share(claim: str, sentence: str) -> float:
+    """The share of the claim's content words the sentence says in the claim's order."""
+    c, s = tokens(claim), tokens(sentence)
+    blocks = difflib.SequenceMatcher(None, c.stems, s.stems, autojunk=False).get_matching_blocks()
+    said = {b.a + k for b in blocks for k in range(b.size)}
+    content = [i for i, w in enumerate(c.surface) if _is_content(w)]
+    return sum(i in said for i in content) / max(len(content), 1)
+
+
+def read_points(points: list[list[str]], sentences: list[str], answer: str) -> list[Substitution | None]:
+    """Per key point (its phrasings), a sentence of the answer that says it with a term
+    swapped, or None. A sentence that says another of the question's points at least as
+    fully as it says this one with the term set aside is that point's, not this one said
+    wrong; and a term another point says is that point's ("at inference BatchNorm
+    normalizes with the running mean" is the inference point, not the training point's
+    "mini-batch mean" swapped).
+
+    >>> points = [["in training BatchNorm normalizes with the mini-batch mean"],
+    ...           ["at inference BatchNorm normalizes with the running mean"]]
+    >>> read_points(points, ["At inference BatchNorm normalizes with the running mean."], "")
+    [None, None]
+    >>> points = [["make sure gradient clipping is on"], ["look at the data at that step"]]
+    >>> [s and s.said for s in read_points(points, ["Make sure weight decay is on."], "")]
+    ['weight decay', None]
+    """
+    found: list[Substitution | None] = []
+    stems = [[tokens(p).stems for p in phrasings] for phrasings in points]
+    for k, phrasings in enumerate(points):
+        # a term another point says is that point's term: "running" in the inference point
+        theirs = [t for j, o in enumerate(stems) if j != k for t in o]
+        best: tuple[float, Substitution] | None = None
+        for phrasing in phrasings:
+            for sentence in sentences:
+                c, s = tokens(phrasing), tokens(sentence)
+                if not c.stems or not s.stems or len(s.stems) > MAX_WORDS:
+                    continue
+                point = frozenset(w for p in phrasings for w in tokens(p).stems)
+                swap = _swap(c, s, tokens(answer), point)
+                if swap is None or (best is not None and swap[0] <= best[0]):
+                    continue
+                if any(_holds(t, s.stems[swap[3] : swap[4]]) for t in theirs):
+                    continue
+                others = max(
+                    (_plain_share(p, sentence) for j, o in enumerate(points) if j != k for p in o),
+                    default=0.0,
+                )
+                if swap[0] >= others:
+                    best = (swap[0], _substitution(c, s, sentence, swap))
+        found.append(best[1] if best else None)
+    return found

@@ -1,0 +1,144 @@
+"""A key point said with one of its terms swapped for one the rubric sets against it
+(`grading/substitution.py`): "weight decay" where the point says "gradient clipping",
+"raise" where it says "lower", "100" where it says "1.0".
+
+Sentence vectors put the two at one point; this reading aligns the sentence with the
+point word by word and reads the term that stands in the point's own slot. It stays silent
+where the answer also says the point's own term, where the term sits in a negated clause or
+a clause of its own, where it is another point's term or the point's subject, and where a
+number agrees (a range, a rounding, a counter's start). Pure text: no weights needed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interviewer.corpus.bank import load_bank
+from interviewer.grading.substitution import opposed, read_points, read_substitution
+from interviewer.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIPPING = "make sure gradient clipping is on"
+LOWER = "fix it by lowering the learning rate"
+NORM = "use gradient clipping with max norm 1.0"
+
+
+def read(claim: str, sentence: str, answer: str | None = None) -> str | None:
+    found = read_substitution(claim, sentence, answer=sentence if answer is None else answer)
+    return None if found is None else found.said
+
+
+def test_a_term_set_against_the_points_term_is_read_as_a_swap_and_named_as_said() -> None:
+    found = read_substitution(CLIPPING, "First, make sure weight decay is on.", answer="")
+    assert found is not None
+    assert (found.said, found.instead_of) == ("weight decay", "gradient clipping")
+    assert found.wrong_claim == "make sure weight decay is on"  # the point as the sentence says it
+    assert found.sentence == "First, make sure weight decay is on."  # quoted verbatim
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence", "said"),
+    [
+        (LOWER, "The way out is to raise the learning rate so it can jump out of that basin.", "raise"),
+        ("add their losses to the main loss with lower weights",
+         "You add their losses to the main loss, weighted higher than the main head.", "higher"),
+        (NORM, "Use gradient clipping with a max norm of 100.", "100"),
+    ],
+)  # fmt: skip
+def test_a_reversed_direction_or_another_number_in_the_points_slot_is_read(
+    claim: str, sentence: str, said: str
+) -> None:
+    assert read(claim, sentence) == said
+
+
+@pytest.mark.parametrize(
+    ("claim", "sentence"),
+    [
+        (CLIPPING, "Make sure gradient clipping is on."),  # the point itself
+        (CLIPPING, "Make sure weight decay is on, but the fix is gradient clipping."),  # says both
+        (LOWER, "Don't raise the learning rate."),  # the term in a negated clause
+        ("store only some activations at layer boundaries in the forward pass",
+         "You store activations at layer boundaries and recompute the rest during the backward pass."),
+        ("fp16 keeps a narrower exponent range than fp32", "bf16 keeps the exponent range of fp32."),
+        (NORM, "Use gradient clipping with a max norm of 1."),  # the same number
+        ("replay about 5 to 15 percent general pretraining data", "Replay about 10 percent general pretraining data."),
+        ("the expected initial loss is ln 10, about 2.303 nats", "The expected initial loss is ln 10, about 2.3026 nats."),
+        ("full learning rate at step zero can blow up the run", "The full learning rate at step one can blow up the run."),
+        ("each GPU pushes 50,000 tokens per second", "The eight GPUs push 4 × 10⁵ tokens per second."),  # 4e5, no 4
+    ],
+)  # fmt: skip
+def test_a_sentence_that_says_the_point_or_another_claim_is_not_read_as_a_swap(
+    claim: str, sentence: str
+) -> None:
+    assert read(claim, sentence) is None
+
+
+def test_an_answer_that_says_the_points_own_term_elsewhere_is_not_read() -> None:
+    answer = "Make sure weight decay is on. Gradient clipping matters too."
+    assert read(CLIPPING, "Make sure weight decay is on.", answer) is None
+
+
+def test_a_term_another_point_says_belongs_to_that_point() -> None:
+    points = [
+        ["in training BatchNorm normalizes with the current mini-batch mean and variance"],
+        ["in eval mode BatchNorm uses the running mean and variance"],
+    ]
+    said = "In training BatchNorm normalizes with the running mean and variance."
+    assert read_points(points, [said], said) == [None, None]
+
+
+def test_a_discourse_word_at_the_start_is_no_term() -> None:
+    assert read("roll back to the last good checkpoint", "First, roll back to the good checkpoint.") is None
+
+
+def test_every_phrasing_of_every_bank_point_said_as_is_reads_as_no_swap() -> None:
+    """Measured over the whole bank: 0 of 1,523 phrasings read as swapped (rubric-23)."""
+    bank = load_bank(load_settings())
+    wrong = []
+    for q in bank.questions:
+        points = [[kp.text, *kp.alternatives] for kp in q.rubric.key_points]
+        for k, phrasings in enumerate(points):
+            for phrasing in phrasings:
+                said = f"I'd say {phrasing}."
+                if read_points(points, [said], said)[k] is not None:
+                    wrong.append((q.id, phrasing))
+    assert wrong == []
+
+
+def test_the_rubrics_own_wrong_twins_are_read_as_swaps() -> None:
+    """A floor, in sample (the opposed terms come from these twins): 96 of the 420 key-point
+    twins said alone read as their point swapped (rubric-23). The rest swap a term another
+    point says, the subject, more than three words, or no single stretch."""
+    bank = load_bank(load_settings())
+    read_as_swapped = total = 0
+    for q in bank.questions:
+        points = [[kp.text, *kp.alternatives] for kp in q.rubric.key_points]
+        for k, kp in enumerate(q.rubric.key_points):
+            if kp.twin:
+                total += 1
+                said = f"I'd say {kp.twin}."
+                read_as_swapped += read_points(points, [said], said)[k] is not None
+    assert total == 420 and read_as_swapped >= 90
+
+
+def test_opposed_terms_read_both_ways_round_and_hold_no_hedge() -> None:
+    pairs = opposed()
+    assert ("weight", "decay") in pairs[("gradient", "clipp")] and ("gradient", "clipp") in pairs[
+        ("weight", "decay")
+    ]
+    assert ("lower",) in pairs[("higher",)]
+    assert not any(w in ("alway", "usual", "never") for phrase in pairs for w in phrase)
+
+
+def test_the_opposed_terms_file_is_what_the_rubrics_give() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "evals" / "build_substitutions.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
