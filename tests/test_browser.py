@@ -374,7 +374,10 @@ def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
     wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
     page.wait_for_function(f"window.__played.length > {heard_first}", timeout=60_000)
     shot(page, "7-voice-interview")
-    assert "Gradient" in text(page, "#chat") or "gradient" in text(page, "#chat")  # it was transcribed
+    # it was transcribed: the fake microphone loops its WAV, so Record may start mid-answer and
+    # hear only its end ("... cannot move the weights much"); some of its words must be there
+    said = page.locator('#chat [data-testid="user"]').first.inner_text().lower()
+    assert any(word in said for word in ("gradient", "clipping", "bad batch", "weights")), said
 
     record_answer(page, push_to_talk_s=4)  # push to talk: Stop by hand
     page.wait_for_function(
