@@ -93,6 +93,33 @@ class Substitution:
     wrong_claim: str  # the point as the sentence says it ("make sure weight decay is on")
 
 
+@dataclass(frozen=True)
+class _Tokens:
+    source: str  # as given
+    text: str  # cleaned, lower case, inner hyphens as spaces
+    stems: Phrase
+    spans: tuple[tuple[int, int], ...]  # (start, end) of each token in `text`
+    surface: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=16_384)
+def tokens(text: str) -> _Tokens:
+    """Every word and number of the cleaned text, stemmed ("training-loss" is two words).
+
+    >>> tokens("The training-loss minimum, at 16,384 steps.").stems
+    ('the', 'train', 'loss', 'minimum', 'at', '16384', 'step')
+    """
+    cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", clean(text, determiners=True).lower()))
+    found = list(_TOKEN.finditer(cleaned))
+    return _Tokens(
+        source=text,
+        text=cleaned,
+        stems=tuple(stem(m.group()) for m in found),
+        spans=tuple(m.span() for m in found),
+        surface=tuple(m.group() for m in found),
+    )
+
+
 @functools.cache
 def opposed() -> dict[Phrase, frozenset[Phrase]]:
     """Per stem phrase, the phrases a rubric writer set against it (read both ways round)."""
@@ -118,31 +145,6 @@ def _may_swap(claim: _Tokens, sentence: _Tokens) -> bool:
     if len(shared & set(sentence.stems)) < MIN_ALIGNED_WORDS:
         return False
     return all(any(w in words or _is_number(w) for w in t.stems) for t in (claim, sentence))
-
-
-@dataclass(frozen=True)
-class _Tokens:
-    text: str  # cleaned, lower case, inner hyphens as spaces
-    stems: Phrase
-    spans: tuple[tuple[int, int], ...]  # (start, end) of each token in `text`
-    surface: tuple[str, ...]
-
-
-@functools.lru_cache(maxsize=16_384)
-def tokens(text: str) -> _Tokens:
-    """Every word and number of the cleaned text, stemmed ("training-loss" is two words).
-
-    >>> tokens("The training-loss minimum, at 16,384 steps.").stems
-    ('the', 'train', 'loss', 'minimum', 'at', '16384', 'step')
-    """
-    cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", clean(text, determiners=True).lower()))
-    found = list(_TOKEN.finditer(cleaned))
-    return _Tokens(
-        text=cleaned,
-        stems=tuple(stem(m.group()) for m in found),
-        spans=tuple(m.span() for m in found),
-        surface=tuple(m.group() for m in found),
-    )
 
 
 def _is_content(word: str) -> bool:
@@ -287,9 +289,9 @@ def _swap(
                 after = ga < len(blocks) and _is_content(claim.surface[blocks[ga].a])
                 label = x[a0 - 1] if a0 else ""
                 shares = _percent(x, a1) != _percent(y, b1)
-                whole = round(float(a[0]), 9) in _whole_numbers(claim.text) and round(
+                whole = round(float(a[0]), 9) in _whole_numbers(claim.source) and round(
                     float(b[0]), 9
-                ) in _whole_numbers(sentence.text)
+                ) in _whole_numbers(sentence.source)
                 if ga != gb or not ((before or after) and whole):
                     continue
                 if not _number_swap(a[0], b[0], x, answer.stems, label, shares):
@@ -320,12 +322,7 @@ def read_substitution(
     ...     "Clip the gradient norm at 100.", answer="Clip the gradient norm at 100.") is None
     True
     """
-    c, s = tokens(claim), tokens(sentence)
-    if not c.stems or not s.stems or len(s.stems) > MAX_WORDS:
-        return None
-    point = frozenset(w for p in (claim, *phrasings) for w in tokens(p).stems)
-    found = _swap(c, s, tokens(answer), point)
-    return None if found is None else _substitution(c, s, sentence, found)
+    return read_points([[claim, *phrasings]], [sentence], answer)[0]
 
 
 def _substitution(
@@ -365,17 +362,18 @@ def read_points(points: list[list[str]], sentences: list[str], answer: str) -> l
     """
     found: list[Substitution | None] = []
     stems = [[tokens(p).stems for p in phrasings] for phrasings in points]
+    said = tokens(answer)
     for k, phrasings in enumerate(points):
         # a term another point says is that point's term: "running" in the inference point
         theirs = [t for j, o in enumerate(stems) if j != k for t in o]
+        point = frozenset(w for t in stems[k] for w in t)
         best: tuple[float, Substitution] | None = None
         for phrasing in phrasings:
             for sentence in sentences:
                 c, s = tokens(phrasing), tokens(sentence)
                 if not c.stems or not s.stems or len(s.stems) > MAX_WORDS:
                     continue
-                point = frozenset(w for p in phrasings for w in tokens(p).stems)
-                swap = _swap(c, s, tokens(answer), point)
+                swap = _swap(c, s, said, point)
                 if swap is None or (best is not None and swap[0] <= best[0]):
                     continue
                 if any(_holds(t, s.stems[swap[3] : swap[4]]) for t in theirs):
