@@ -48,6 +48,12 @@ def child_env(home: Path) -> dict[str, str]:
     }
 
 
+# How long a child gets to exit after SIGTERM before it is killed: `interviewer ui` first waits
+# up to 60 s for its model warm-up to finish (`Interviews.settle`), and on two busy cores
+# loading the models can take longer than the 15 s this once was (a clean exit read as -9).
+STOP_WAIT_S = 90
+
+
 class Child:
     """`python -m interviewer.cli ARGS` with every output line kept as (seconds since start, line)."""
 
@@ -98,7 +104,7 @@ class Child:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=STOP_WAIT_S)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=15)
