@@ -95,6 +95,18 @@ def test_a_discourse_word_at_the_start_is_no_term() -> None:
     assert read("roll back to the last good checkpoint", "First, roll back to the good checkpoint.") is None
 
 
+def test_a_two_word_point_is_read_when_its_other_word_stands_next_to_the_term() -> None:
+    assert read("LR too high", "So the LR's too low for this curvature.") == "low"
+    assert read("LR too high", "The LR is high enough; the loss is too low to matter.") is None
+    assert read("LR too high", "So the LR is way too high.") is None
+
+
+def test_a_term_the_speaker_takes_back_is_not_read() -> None:
+    sentence = "Make sure weight decay, sorry, clipping is on."
+    assert read(CLIPPING, sentence) is None
+    assert read(CLIPPING, "Make sure weight decay is on.") == "weight decay"
+
+
 def test_every_phrasing_of_every_bank_point_said_as_is_reads_as_no_swap() -> None:
     """Measured over the whole bank: 0 of 1,523 phrasings read as swapped (rubric-23)."""
     bank = load_bank(load_settings())

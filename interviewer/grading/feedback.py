@@ -19,6 +19,10 @@ from interviewer.grading.grade import (
 from interviewer.grading.text import content_stems
 
 QUOTE_WORDS = 16  # the longest quote of the candidate's own words in the feedback
+# A reference sentence sets a wrong claim right when it says at least this share of the
+# correction's content words ("The fix is lowering the learning rate …" for "fix it by
+# lowering the learning rate").
+CORRECTION_SHARE = 0.6
 
 
 def build_grade(
@@ -97,6 +101,28 @@ def _continuing(claim: str, reference: str) -> str:
     return first.lower() + claim[len(first) :] if ordinary else claim
 
 
+def _correction(m: MisconceptionResult, reference: str) -> str:
+    """The wrong claim quoted and set right: in the sentence of the reference answer that says
+    the correction, where one says most of it; else in the rubric's words.
+
+    >>> m = MisconceptionResult(text="fix it by raising the learning rate",
+    ...     evidence="The fix is raising the learning rate.", correction="fix it by lowering the learning rate")
+    >>> _correction(m, "It is the edge of stability. The fix is lowering the learning rate.")
+    "You said “The fix is raising the learning rate” — that's not right. The fix is lowering the learning rate."
+    >>> _correction(m, "")
+    'You said “The fix is raising the learning rate”, but fix it by lowering the learning rate.'
+    """
+    quote = m.evidence.strip().rstrip(".")
+    said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
+    if not m.correction:
+        return f"{said}: that is wrong ({m.text})."
+    right = reference_sentence(reference, m.correction) if reference else ""
+    wanted = set(content_stems(m.correction))
+    if right and len(wanted & set(content_stems(right))) >= CORRECTION_SHARE * len(wanted):
+        return f"{said} — that's not right. {right}"
+    return f"{said}, but {_continuing(m.correction, reference).rstrip('.')}."
+
+
 def write_feedback(
     results: list[KeyPointResult],
     stated: list[MisconceptionResult],
@@ -122,7 +148,10 @@ def write_feedback(
     missed = [r for r in core if r.status == "missed"]
     partial = [r for r in results if r.status == "partial"]
     if covered:
-        quote = _quote(covered[0].evidence)
+        # quoted as an example of what was right: not a sentence that is set right below
+        wrong = {m.evidence.strip() for m in stated[:2]}
+        example = next((r.evidence for r in covered if r.evidence.strip() not in wrong), "")
+        quote = _quote(example)
         said = f", for instance when you said “{quote}”" if quote else ""
         n_core = sum(r.core for r in covered)
         if not n_core:
@@ -139,29 +168,27 @@ def write_feedback(
             + ("one more point" if len(partial) == 1 else f"{len(partial)} more points")
             + " without saying it outright."
         )
-    # a point the answer said the wrong way round is set right below, with what it said
+    # a wrong claim is set right in the reference answer's words where one of its sentences
+    # says the correction ("… — that's not right. The fix is lowering the learning rate …")
+    corrections = [_correction(m, reference) for m in stated[:2]]
+    # a point the answer said the wrong way round is set right there, not listed as missing too
     # (also when the correction words it a little differently: "FP8 training needs per-tensor
     # scaling factors" sets right the point "FP8 needs per-tensor scaling factors")
     corrected = [set(content_stems(m.correction)) for m in stated if m.correction]
     missed = [r for r in missed if not any(set(content_stems(r.text)) <= c for c in corrected)]
     if missed:
         why = [reference_sentence(reference, r.text) for r in missed[:2]] if reference else []
-        why = [w for n, w in enumerate(why) if w and w not in why[:n]]
+        why = [
+            w for n, w in enumerate(why) if w and w not in why[:n] and not any(w in c for c in corrections)
+        ]
         if why:
             parts.append("What was missing: " + " ".join(why))
-        else:
+        elif not reference:
             parts.append(
                 "It missed " + ("one core point" if len(missed) == 1 else f"{len(missed)} core points")
                 + "; the points below say which."
             )  # fmt: skip
-    for m in stated[:2]:
-        quote = m.evidence.strip().rstrip(".")
-        said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
-        parts.append(
-            f"{said}, but {_continuing(m.correction, reference).rstrip('.')}."
-            if m.correction
-            else f"{said}: that is wrong ({m.text})."
-        )
+    parts += corrections
     if numeric is not None and numeric.verdict != "correct":
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"

@@ -60,7 +60,10 @@ LEXICON_FILE = Path(__file__).with_name("substitutions.yaml")
 # The sentence must say at least this share of the point's content words (those outside the
 # swapped term) in the point's order: it says this point, not another one that shares a term.
 MIN_ALIGNED = 0.5
-MIN_ALIGNED_WORDS = 2  # and at least this many of them: one shared word makes no claim
+# and at least this many of them: one shared word makes no claim, unless the point has only
+# two content words and the other one stands right next to the term ("drift upward" for
+# "drifts downward")
+MIN_ALIGNED_WORDS = 2
 MAX_TERM = 3  # words in a swapped term ("optimizer states", "sgd with momentum")
 MAX_WORDS = 50  # longer "sentences" (an unpunctuated transcript) are not read
 COUNTERS = frozenset({"step", "epoch", "iteration", "iter"})  # stems
@@ -111,12 +114,14 @@ def tokens(text: str) -> _Tokens:
     """
     cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", clean(text, determiners=True).lower()))
     found = list(_TOKEN.finditer(cleaned))
+    # "the LR's too low" says "LR": a possessive or "is" comes off its word
+    words = [m.group()[:-2] if m.group().endswith("'s") else m.group().rstrip("'") for m in found]
     return _Tokens(
         source=text,
         text=cleaned,
-        stems=tuple(stem(m.group()) for m in found),
+        stems=tuple(stem(w) for w in words),
         spans=tuple(m.span() for m in found),
-        surface=tuple(m.group() for m in found),
+        surface=tuple(words),
     )
 
 
@@ -142,13 +147,29 @@ def _may_swap(claim: _Tokens, sentence: _Tokens) -> bool:
     and each says an opposed word or a number."""
     words = _opposed_words()
     shared = {w for w, sw in zip(claim.stems, claim.surface, strict=True) if _is_content(sw)}
-    if len(shared & set(sentence.stems)) < MIN_ALIGNED_WORDS:
+    if len(shared & set(sentence.stems)) < min(MIN_ALIGNED_WORDS, len(shared) - 1):
         return False
     return all(any(w in words or _is_number(w) for w in t.stems) for t in (claim, sentence))
 
 
 def _is_content(word: str) -> bool:
     return word not in STOPWORDS or word in DIRECTION
+
+
+# Words with which a speaker takes back what they just said ("over each feature, wait, I mean
+# over the mini-batch"). "actually" is not one here: "it actually helps" takes nothing back.
+TAKE_BACK: tuple[tuple[str, ...], ...] = (
+    ("i", "mean"),
+    ("wait",),
+    ("sorry",),
+    ("or", "rather"),
+    ("scratch", "that"),
+)
+
+
+def _taken_back(surface: tuple[str, ...], after: int) -> bool:
+    """A take-back cue stands after position `after`: what came before it is taken back."""
+    return any(surface[j : j + len(cue)] == cue for cue in TAKE_BACK for j in range(after, len(surface)))
 
 
 def _is_negation(word: str) -> bool:
@@ -274,7 +295,9 @@ def _swap(
                 continue  # a discourse word: "First, restore the checkpoint" says no "first"
             if _holds(x, b) or set(b) <= point:
                 continue
-            if in_clause[clause[b0]] < 2:
+            if _taken_back(sentence.surface, b1):
+                continue  # "it normalizes over the features, wait, I mean the batch": taken back
+            if in_clause[clause[b0]] < min(2, sum(in_clause.values())):
                 continue  # the term stands in a clause of its own, not in one that says the point
             if negated(sentence.surface, b0, b1, clause) != negated(claim.surface, a0, a1):
                 continue  # "not weight decay" is no claim that weight decay does it
@@ -299,7 +322,13 @@ def _swap(
             rest = [i for i in content if not a0 <= i < a1]
             said = sum(i in in_claim for i in rest)
             share = said / max(len(rest), 1)
-            if share >= MIN_ALIGNED and said >= MIN_ALIGNED_WORDS and (best is None or share > best[0]):
+            # a two-word point ("drifts downward") is said with its other word next to the term
+            short = said == len(rest) == 1 and any(abs(j - k) == 1 for j in in_sentence for k in (b0, b1 - 1))
+            if (
+                share >= MIN_ALIGNED
+                and (said >= MIN_ALIGNED_WORDS or short)
+                and (best is None or share > best[0])
+            ):
                 best = (share, a0, a1, b0, b1)
     return best
 
