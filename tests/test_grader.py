@@ -318,6 +318,10 @@ def test_a_point_said_with_a_term_the_rubric_opposes_earns_nothing_and_is_set_ri
     assert "the fix is raising the learning rate" in named.evidence and named.evidence in said
     assert "You said" in wrong.feedback and "lowering the learning rate" in wrong.feedback
     assert wrong.score < right.score
+    # set right in the reference answer's own sentence, and not praised as what was right
+    (fix,) = [s for s in q.reference.split(". ") if "lowering the learning rate" in s]
+    assert f"— that's not right. {fix}" in wrong.feedback
+    assert wrong.feedback.count(named.evidence.rstrip(".")) == 1
 
 
 def test_a_rejected_right_claim_names_a_wrong_one_across_the_bank(grader, bank) -> None:  # type: ignore[no-untyped-def]
