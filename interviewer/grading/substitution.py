@@ -18,6 +18,7 @@ with that term swapped: a wrong claim. It is not read so when
   rate"), or the clause holding it holds too few of the point's words ("store activations
   at layer boundaries and recompute the rest during the backward pass" does not say where
   the point's "forward pass" stands);
+- the speaker takes the term back ("make sure weight decay, sorry, clipping is on");
 - a number agrees: the same rounded, inside a range the point gives, the same share as a
   percentage, 0 and 1 after a counter ("step one" for "step zero"), or the digit is part of
   a larger number as the grader reads numbers ("4 × 10⁵").
@@ -52,6 +53,7 @@ from pathlib import Path
 
 import yaml
 
+from interviewer import cues
 from interviewer.cues import SAFE_LOADER
 from interviewer.grading.numbers import extract_quantities, same_value
 from interviewer.grading.text import STOPWORDS, clean, stem
@@ -156,20 +158,13 @@ def _is_content(word: str) -> bool:
     return word not in STOPWORDS or word in DIRECTION
 
 
-# Words with which a speaker takes back what they just said ("over each feature, wait, I mean
-# over the mini-batch"). "actually" is not one here: "it actually helps" takes nothing back.
-TAKE_BACK: tuple[tuple[str, ...], ...] = (
-    ("i", "mean"),
-    ("wait",),
-    ("sorry",),
-    ("or", "rather"),
-    ("scratch", "that"),
-)
+_TAKEN_BACK = cues.pattern("term_taken_back")
 
 
-def _taken_back(surface: tuple[str, ...], after: int) -> bool:
-    """A take-back cue stands after position `after`: what came before it is taken back."""
-    return any(surface[j : j + len(cue)] == cue for cue in TAKE_BACK for j in range(after, len(surface)))
+def _taken_back(sentence: _Tokens, after: int) -> bool:
+    """A take-back cue ("sorry", "I mean", "wait") stands after the word at `after`: what came
+    before it is taken back ("make sure weight decay, sorry, clipping is on")."""
+    return bool(_TAKEN_BACK.search(sentence.text[sentence.spans[after - 1][1] :]))
 
 
 def _is_negation(word: str) -> bool:
@@ -295,7 +290,7 @@ def _swap(
                 continue  # a discourse word: "First, restore the checkpoint" says no "first"
             if _holds(x, b) or set(b) <= point:
                 continue
-            if _taken_back(sentence.surface, b1):
+            if _taken_back(sentence, b1):
                 continue  # "it normalizes over the features, wait, I mean the batch": taken back
             if in_clause[clause[b0]] < min(2, sum(in_clause.values())):
                 continue  # the term stands in a clause of its own, not in one that says the point
