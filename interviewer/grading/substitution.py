@@ -63,8 +63,9 @@ LEXICON_FILE = Path(__file__).with_name("substitutions.yaml")
 # swapped term) in the point's order: it says this point, not another one that shares a term.
 MIN_ALIGNED = 0.5
 # and at least this many of them: one shared word makes no claim, unless the point has only
-# two content words and the other one stands right next to the term ("drift upward" for
-# "drifts downward")
+# two content words, the sentence says the other one, and a word it aligns with the point
+# stands right next to the term ("drift upward" for "drifts downward", "the LR's too low"
+# for "LR too high")
 MIN_ALIGNED_WORDS = 2
 MAX_TERM = 3  # words in a swapped term ("optimizer states", "sgd with momentum")
 MAX_WORDS = 50  # longer "sentences" (an unpunctuated transcript) are not read
@@ -317,7 +318,8 @@ def _swap(
             rest = [i for i in content if not a0 <= i < a1]
             said = sum(i in in_claim for i in rest)
             share = said / max(len(rest), 1)
-            # a two-word point ("drifts downward") is said with its other word next to the term
+            # a two-word point ("drifts downward") is said with its other word, and an aligned
+            # word stands right next to the term
             short = said == len(rest) == 1 and any(abs(j - k) == 1 for j in in_sentence for k in (b0, b1 - 1))
             if (
                 share >= MIN_ALIGNED
