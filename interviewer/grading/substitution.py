@@ -267,6 +267,8 @@ def _swap(
     for j in range(1, len(y)):
         clause[j] = clause[j - 1] + (sentence.surface[j] in CLAUSE_OPENERS)
     in_clause = Counter(clause[j] for j in in_sentence if _is_content(sentence.surface[j]))
+    # a clause must hold two of the point's words; a two-word point's sentence may hold only one
+    clause_words = min(2, sum(in_clause.values()))
 
     def negated(surface: tuple[str, ...], start: int, end: int, same: list[int] | None = None) -> bool:
         """A negation within NEGATION_REACH words of the term (in its clause)."""
@@ -293,7 +295,7 @@ def _swap(
                 continue
             if _taken_back(sentence, b1):
                 continue  # "it normalizes over the features, wait, I mean the batch": taken back
-            if in_clause[clause[b0]] < min(2, sum(in_clause.values())):
+            if in_clause[clause[b0]] < clause_words:
                 continue  # the term stands in a clause of its own, not in one that says the point
             if negated(sentence.surface, b0, b1, clause) != negated(claim.surface, a0, a1):
                 continue  # "not weight decay" is no claim that weight decay does it
