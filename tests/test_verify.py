@@ -108,7 +108,7 @@ def test_the_default_thresholds_change_no_grade(grader, spike) -> None:  # type:
         for p in (0.0, 0.5, 1.0):
             reader = SecondReader(Scripted(lambda c, s, p=p: p))
             graded = reread(grader, spike, answer, reader, SecondReaderThresholds())
-            assert verdict(graded) == verdict(grader.grade(spike, answer))
+            assert verdict(graded) == verdict(grader.decide(spike, grader.analyze(spike, answer)))
 
 
 def test_the_reader_reads_credited_points_and_near_misconceptions_once(grader, spike) -> None:  # type: ignore[no-untyped-def]

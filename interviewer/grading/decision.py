@@ -149,6 +149,34 @@ def _at(readings: list[T | None], i: int) -> T | None:
     return readings[i] if i < len(readings) else None
 
 
+def same_outcome(a: Grade, b: Grade) -> bool:
+    """Whether two grades tell the candidate the same: the score, each key point's status and
+    evidence, each wrong claim named with its evidence, the number's check, the flags, the
+    feedback and the follow-up. Confidence (a point's credit before its threshold) may differ.
+
+    >>> from interviewer.grading.grade import KeyPointResult
+    >>> point = KeyPointResult(text="a", core=True, status="covered", confidence=0.7)
+    >>> g = Grade(score=3.0, key_points=[point], grader=Provenance(grader="rubric", version="v"))
+    >>> same_outcome(g, g.model_copy(update={"key_points": [g.key_points[0].model_copy(update={"confidence": 0.72})]}))
+    True
+    >>> same_outcome(g, g.model_copy(update={"score": 2.5}))
+    False
+    """
+
+    def told(g: Grade) -> tuple[object, ...]:
+        return (
+            g.score,
+            tuple((k.status, k.evidence) for k in g.key_points),
+            tuple((m.text, m.evidence, m.correction) for m in g.misconceptions),
+            g.numeric,
+            tuple(g.flags),
+            g.feedback,
+            g.follow_up,
+        )
+
+    return told(a) == told(b)
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 

@@ -21,6 +21,7 @@ It does not phrase questions or follow-ups; it only grades.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -37,7 +38,7 @@ from interviewer.grading.calibration import (
     PointFeatures,
     load_calibration,
 )
-from interviewer.grading.decision import EMPTY_FLAGS, POLARITY_GATE, Analysis, decide
+from interviewer.grading.decision import EMPTY_FLAGS, POLARITY_GATE, Analysis, decide, same_outcome
 from interviewer.grading.grade import (
     INJECTION_FLAG,
     Grade,
@@ -221,6 +222,19 @@ class Rejections:
 ToRead = tuple[str, int, str, str, str, float]
 
 
+def choose_reads(to_read: list[ToRead]) -> list[ToRead]:
+    """The claims the polarity reader reads: the closest first, MAX_READS pairs in all (a claim
+    with a twin takes two)."""
+    chosen, pairs = [], 0
+    for item in sorted(to_read, key=lambda r: -r[5]):
+        need = 2 if item[3] else 1
+        if pairs + need > MAX_READS:
+            continue
+        chosen.append(item)
+        pairs += need
+    return chosen
+
+
 def _bfloat16(settings: Settings) -> bool:
     """The embedding model's precision rule, for the polarity reader too."""
     return settings.embedding_precision == "bfloat16" or (
@@ -353,35 +367,54 @@ class RubricGrader:
             return contextual, None
         return contextual, best_phrasing(static_vecs @ self._static_phrasings(flat).T - penalty)
 
-    def _read_polarity(
-        self,
-        to_read: list[ToRead],
-        key_points: list[PointFeatures],
-        misconceptions: list[MisconceptionFeatures],
-    ) -> None:
-        """Set each read claim's `polarity`: how much more the polarity reader reads its sentence
-        as stating the claim than as stating its twin (or, with no twin, as stating than as
-        contradicting it). Comparing with the twin cancels what the two share: a sentence that
-        says three things reads as "contradicts" for any one of them about as much as for its
-        twin. The closest claims first, MAX_READS pairs in all."""
+    def _read_polarity(self, analysis: Analysis, chosen: list[ToRead]) -> Analysis:
+        """`analysis` with each chosen claim's `polarity` read: how much more the polarity reader
+        reads its sentence as stating the claim than as stating its twin (or, with no twin, as
+        stating than as contradicting it). Comparing with the twin cancels what the two share:
+        a sentence that says three things reads as "contradicts" for any one of them about as
+        much as for its twin."""
         assert self.polarity is not None
-        chosen, pairs = [], 0
-        for item in sorted(to_read, key=lambda r: -r[5]):
-            need = 2 if item[3] else 1
-            if pairs + need > MAX_READS:
-                continue
-            chosen.append(item)
-            pairs += need
+        if not chosen:
+            return analysis
         batch = [(claim, sentence) for _, _, claim, twin, sentence, _ in chosen]
         batch += [(twin, sentence) for _, _, _, twin, sentence, _ in chosen if twin]
         readings = self.polarity.read(batch)
         twins = iter(readings[len(chosen) :])
+        key_points, misconceptions = list(analysis.key_points), list(analysis.misconceptions)
         for (kind, n, _, twin, _, _), reading in zip(chosen, readings, strict=False):
             lean = reading.states - next(twins).states if twin else reading.lean
             if kind == "point":
                 key_points[n] = replace(key_points[n], polarity=lean)
             else:
                 misconceptions[n] = replace(misconceptions[n], polarity=lean)
+        return replace(analysis, key_points=key_points, misconceptions=misconceptions)
+
+    def _reads_matter(self, question: Question, analysis: Analysis, chosen: list[ToRead]) -> bool:
+        """Whether any reading of the chosen claims could change what the grade tells the
+        candidate (`same_outcome`). A reading (a lean in [-1, 1]) enters the grade through a
+        point's credit and a misconception's detector, each a logit linear in it, and from
+        there through thresholds (a point's status, the swap rule's gate, a misconception's
+        verdict) and an aggregate that more credit never lowers and a stated misconception
+        never raises. So the grade with every chosen claim read the way that helps the answer
+        most, and the one with every claim read the way that hurts it most, bound what any
+        reading could give: where the two tell the same, the reads are skipped. Over the
+        2,306 eval, probe and reference texts this skips four grades' reads in five (about
+        15 ms a grade on two cores) and changes no outcome; a skipped point's confidence
+        stays as unread, at most 0.03 from the read value (`tests/test_polarity.py`)."""
+        c = self.calibration
+        helps = (math.copysign(1.0, c.points.polarity), -math.copysign(1.0, c.misconceptions.polarity))
+
+        def read_as(sign: float) -> Analysis:
+            key_points, misconceptions = list(analysis.key_points), list(analysis.misconceptions)
+            for kind, n, *_ in chosen:
+                if kind == "point":
+                    key_points[n] = replace(key_points[n], polarity=sign * helps[0])
+                else:
+                    misconceptions[n] = replace(misconceptions[n], polarity=sign * helps[1])
+            return replace(analysis, key_points=key_points, misconceptions=misconceptions)
+
+        best, worst = (self.decide(question, read_as(sign)) for sign in (1.0, -1.0))
+        return not same_outcome(best, worst)
 
     def _twin_similarity(self, twins: list[str], spans: list[Span], span_vecs: np.ndarray) -> np.ndarray:
         """(claims, spans): each span's similarity to the claim's twin (NaN for a claim with none)."""
@@ -596,11 +629,17 @@ class RubricGrader:
     # -- the grade --------------------------------------------------------
 
     def analyze(self, question: Question, answer: str) -> Analysis:
-        """Everything the decision needs, before any threshold is applied."""
+        """Everything the decision needs, before any threshold is applied, every claim the
+        polarity reader reads included (what `evals/calibrate.py` fits on)."""
+        analysis, to_read = self._analyze(question, answer)
+        return self._read_polarity(analysis, to_read) if self.polarity is not None else analysis
+
+    def _analyze(self, question: Question, answer: str) -> tuple[Analysis, list[ToRead]]:
+        """The analysis with no polarity read yet, and the claims the reader would read."""
         screened = screen_answer(question, answer)
         flags, numeric, text, cleaned = screened.flags, screened.numeric, screened.text, screened.cleaned
         if set(flags) & EMPTY_FLAGS:
-            return Analysis(flags=flags, numeric=numeric)
+            return Analysis(flags=flags, numeric=numeric), []
         rubric = question.rubric
         spans = segment(text)
         span_vecs, answer_vec, sentence_tokens = self._embed_spans(spans)
@@ -721,11 +760,9 @@ class RubricGrader:
             if rubric.derived
             else read_points([[kp.text, *kp.alternatives] for kp in rubric.key_points], plain, text)
         )
-        if to_read and self.polarity is not None:
-            self._read_polarity(to_read, key_points, misconceptions)
         if self.support is not None:
             key_points, misconceptions = self._read_support(question, text, key_points, misconceptions)
-        return Analysis(
+        analysis = Analysis(
             flags=flags,
             numeric=numeric,
             spans=[s.text for s in spans],
@@ -742,6 +779,7 @@ class RubricGrader:
             point_rejections=[None if j is None else sentence_text[j] for j in rejected.point_at],
             misconception_rejections=[None if j is None else sentence_text[j] for j in rejected.twin_at],
         )
+        return analysis, choose_reads(to_read)
 
     def _read_support(
         self,
@@ -836,7 +874,14 @@ class RubricGrader:
         if (answer or "").strip():  # an empty answer is graded without the models
             self.load()
         t0 = time.perf_counter()
-        analysis = self.analyze(question, answer)
+        analysis, to_read = self._analyze(question, answer)
+        # with a second reader on (seconds a grade) every claim is read, as its thresholds were fitted
+        if (
+            self.polarity is not None
+            and to_read
+            and (self.second or self._reads_matter(question, analysis, to_read))
+        ):
+            analysis = self._read_polarity(analysis, to_read)
         grade = self.decide(question, analysis, t0)
         if self.second is None or not analysis.sentences:
             return grade
