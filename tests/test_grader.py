@@ -589,6 +589,32 @@ def test_every_rubric_is_embedded_once_and_kept_on_disk(indexed_home) -> None:  
     assert computed == 0 and loaded > 1000
 
 
+def test_sessions_that_grade_at_once_load_the_grader_once(indexed_home) -> None:  # type: ignore[no-untyped-def]
+    """16 sessions' first answers used to embed the bank's reference answers 16 times over
+    (18 s each under `interviewer bench`'s load): one thread loads, the others wait for it."""
+    import threading
+    import time
+
+    g = RubricGrader(load_settings())
+    loads = 0
+    embed = g._reference_vectors
+
+    def slow_embed():  # type: ignore[no-untyped-def]
+        nonlocal loads
+        loads += 1
+        time.sleep(0.3)  # long enough for every thread to arrive while the first is loading
+        return embed()
+
+    g._reference_vectors = slow_embed  # type: ignore[method-assign]
+    threads = [threading.Thread(target=g.load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert loads == 1
+    assert g._references is not None
+
+
 @pytest.mark.slow
 def test_embedding_the_bank_asked_to_stop_embeds_and_saves_nothing() -> None:
     """The app closing stops its background embedding between chunks (`Interviews.settle`)."""

@@ -40,6 +40,7 @@ from interviewer.corpus.bank import load_bank
 from interviewer.corpus.store import Store
 from interviewer.evaluation.load import (
     App,
+    first_answer_s,
     first_session_s,
     make_speech,
     peak_rss_bytes,
@@ -92,6 +93,7 @@ FIGURES: dict[str, tuple[str, str, float | None]] = {
     "app_ready_s": ("cold start: app, process start -> HTTP 200", "s", 15.0),
     "app_first_session_s": ("app: process start -> first session started", "s", None),
     "app_first_start_s": ("app: page up (HTTP 200) -> first Start shows its question", "s", 2.0),
+    "app_first_answer_s": ("app: process start -> first answer graded (the grading model loaded)", "s", None),
     "turn_p50_ms": ("per turn through the graph, p50", "ms", None),
     "turn_p95_ms": ("per turn through the graph, p95", "ms", 150.0),
     "grade_p50_ms": ("grade alone, p50", "ms", None),
@@ -337,8 +339,11 @@ class Bench:
         self.details.update(app_ready_s=ready, app_first_session_s=first, app_first_start_s=after_page)
         try:
             bank = load_bank(self.settings)
-            load = run_load(app.url, self.plan.load_sessions, self.plan.load_turns,
-                            lambda n, k, prompt: pick_answer(bank, n, prompt))  # fmt: skip
+            pick = lambda n, k, prompt: pick_answer(bank, n, prompt)  # noqa: E731
+            # the sessions arrive once the app has graded once: what they measure is its capacity,
+            # not the model's loading, which the first answer's figure shows
+            self.figures["app_first_answer_s"] = first_answer_s(app, pick)
+            load = run_load(app.url, self.plan.load_sessions, self.plan.load_turns, pick)
             rss = peak_rss_bytes(app.proc.pid)
         finally:
             app.stop()

@@ -187,6 +187,19 @@ def first_session_s(app: App, timeout: float = 180) -> float:
     return time.perf_counter() - app.child.started
 
 
+def first_answer_s(app: App, pick: AnswerPicker, timeout: float = 180) -> float:
+    """Process start -> the first answer of a new session graded: the grading model loaded.
+    The first Start does not wait for it (`Interviews.wait_ready(to_start=True)`); the first
+    answer does."""
+    client = _client(app.url)
+    reply = client.predict(questions=1, mode="interview", api_name="/start")
+    prompt = next(e for e in reversed(reply["events"]) if e["type"] in ("question", "follow_up"))
+    reply = client.predict(session_id=reply["session_id"], text=pick(0, 0, prompt), api_name="/answer")
+    if not any(e["type"] == "grade" for e in reply["events"]):
+        raise RuntimeError(f"the first answer was not graded: {[e['type'] for e in reply['events']]}")
+    return time.perf_counter() - app.child.started
+
+
 def run_load(url: str, sessions: int, turns: int, pick: AnswerPicker) -> dict[str, Any]:
     """`sessions` gradio_client users at once, each starting a session and answering `turns` times.
 

@@ -312,6 +312,7 @@ class RubricGrader:
         self._saved_loaded = False
         self._weights: dict[tuple[str, frozenset[str]], np.ndarray] = {}
         self._references: tuple[list[str], np.ndarray] | None = None
+        self._loading = threading.Lock()  # one thread loads; the others' first grades wait for it
 
     @property
     def idf(self) -> IDF:
@@ -532,8 +533,16 @@ class RubricGrader:
     def load(self) -> None:
         """Load, once, what every grade needs: both models, the bank's word weights and its
         reference answers' vectors. `grade` calls it before starting its clock, so a grade's
-        `latency_ms` is the grade's own work, not a first call's loading (15-20 s here)."""
-        if self._references is None:
+        `latency_ms` is the grade's own work, not a first call's loading (15-20 s here).
+
+        Sessions that start together grade together: without the lock each of their first
+        grades embedded the bank's reference answers again, and 16 sessions' first answers
+        took 18 s on a fresh data directory (`interviewer bench`)."""
+        if self._references is not None:
+            return
+        with self._loading:
+            if self._references is not None:
+                return
             _ = self.embedder.model, self.words.model, self.idf
             if self.polarity is not None:
                 self.polarity.read([("warm-up", "warm-up")])
