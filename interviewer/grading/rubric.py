@@ -640,11 +640,12 @@ class RubricGrader:
     def analyze(self, question: Question, answer: str) -> Analysis:
         """Everything the decision needs, before any threshold is applied, every claim the
         polarity reader reads included (what `evals/calibrate.py` fits on)."""
-        analysis, to_read = self._analyze(question, answer)
-        return self._read_polarity(analysis, to_read) if self.polarity is not None else analysis
+        analysis, chosen = self._analyze(question, answer)
+        return self._read_polarity(analysis, chosen) if self.polarity is not None else analysis
 
     def _analyze(self, question: Question, answer: str) -> tuple[Analysis, list[ToRead]]:
-        """The analysis with no polarity read yet, and the claims the reader would read."""
+        """The analysis with no polarity read yet, and the claims the reader would read
+        (`choose_reads`)."""
         screened = screen_answer(question, answer)
         flags, numeric, text, cleaned = screened.flags, screened.numeric, screened.text, screened.cleaned
         if set(flags) & EMPTY_FLAGS:
@@ -883,14 +884,14 @@ class RubricGrader:
         if (answer or "").strip():  # an empty answer is graded without the models
             self.load()
         t0 = time.perf_counter()
-        analysis, to_read = self._analyze(question, answer)
+        analysis, chosen = self._analyze(question, answer)
         # with a second reader on (seconds a grade) every claim is read, as its thresholds were fitted
         if (
             self.polarity is not None
-            and to_read
-            and (self.second or self._reads_matter(question, analysis, to_read))
+            and chosen
+            and (self.second or self._reads_matter(question, analysis, chosen))
         ):
-            analysis = self._read_polarity(analysis, to_read)
+            analysis = self._read_polarity(analysis, chosen)
         grade = self.decide(question, analysis, t0)
         if self.second is None or not analysis.sentences:
             return grade
