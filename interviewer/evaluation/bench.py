@@ -339,7 +339,10 @@ class Bench:
         self.details.update(app_ready_s=ready, app_first_session_s=first, app_first_start_s=after_page)
         try:
             bank = load_bank(self.settings)
-            pick = lambda n, k, prompt: pick_answer(bank, n, prompt)  # noqa: E731
+
+            def pick(n: int, k: int, prompt: dict[str, Any]) -> str:
+                return pick_answer(bank, n, prompt)
+
             # the sessions arrive once the app has graded once: what they measure is its capacity,
             # not the model's loading, which the first answer's figure shows
             self.figures["app_first_answer_s"] = first_answer_s(app, pick)
