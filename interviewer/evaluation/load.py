@@ -187,13 +187,20 @@ def first_session_s(app: App, timeout: float = 180) -> float:
     return time.perf_counter() - app.child.started
 
 
-def first_answer_s(app: App, pick: AnswerPicker, timeout: float = 180) -> float:
+def _prompt(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """The question or follow-up a reply ends on (None when it asks nothing)."""
+    return next((e for e in reversed(reply["events"]) if e["type"] in ("question", "follow_up")), None)
+
+
+def first_answer_s(app: App, pick: AnswerPicker) -> float:
     """Process start -> the first answer of a new session graded: the grading model loaded.
     The first Start does not wait for it (`Interviews.wait_ready(to_start=True)`); the first
     answer does."""
     client = _client(app.url)
     reply = client.predict(questions=1, mode="interview", api_name="/start")
-    prompt = next(e for e in reversed(reply["events"]) if e["type"] in ("question", "follow_up"))
+    prompt = _prompt(reply)
+    if prompt is None:
+        raise RuntimeError(f"the first Start asked nothing: {[e['type'] for e in reply['events']]}")
     reply = client.predict(session_id=reply["session_id"], text=pick(0, 0, prompt), api_name="/answer")
     if not any(e["type"] == "grade" for e in reply["events"]):
         raise RuntimeError(f"the first answer was not graded: {[e['type'] for e in reply['events']]}")
@@ -228,9 +235,7 @@ def run_load(url: str, sessions: int, turns: int, pick: AnswerPicker) -> dict[st
             return
         sid = reply["session_id"]
         for k in range(turns):
-            prompt = next(
-                (e for e in reversed(reply["events"]) if e["type"] in ("question", "follow_up")), None
-            )
+            prompt = _prompt(reply)
             if reply.get("finished") or prompt is None:
                 return
             try:
