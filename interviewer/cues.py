@@ -74,6 +74,10 @@ def stopwords() -> frozenset[str]:
     return frozenset(_data()["stopwords"].split())
 
 
+def number_hedges() -> frozenset[str]:
+    return frozenset(_data()["number_hedges"].split())
+
+
 def speech_fillers() -> tuple[tuple[str, ...], dict[str, str]]:
     """(the filler kinds speech counts, {spelling: kind} for the one-word ones)."""
     fillers = _data()["speech_fillers"]

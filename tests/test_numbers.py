@@ -37,6 +37,9 @@ from interviewer.grading.numbers import check_numeric, extract_quantities, words
         ("seven point five times ten to the negative fifth", "7.5e-5"),  # ordinal exponents
         ("one point five e to the minus four", "1.5e-4"),
         ("three times ten to the four", "3e4"),
+        ("between three and ten", "between 3 and 10"),  # two numbers, not 13
+        ("twenty and thirty percent", "20 and 30 percent"),
+        ("two thousand and five", "2005"),
     ],
 )
 def test_spoken_numbers_become_digits(spoken: str, digits: str) -> None:

@@ -198,6 +198,8 @@ def words_to_digits(text: str, *, determiners: bool = False) -> str:
                     break  # "the three ZeRO stages"
                 if t == "and" and run and _MIXED_TAIL.match("".join(tokens[j + 1 : j + 6])):
                     break  # "one and three quarters": 1, then its fraction
+                if t == "and" and run and run[-1] != "hundred" and run[-1] not in _SCALES:
+                    break  # "between two and four": two numbers ("a hundred and ten" is one)
                 if t in _SCALES:
                     scales = [k for k, w in enumerate(run) if w in _SCALES]
                     if scales and _SCALES[run[scales[-1]]] <= _SCALES[t] and scales[-1] < len(run) - 1:

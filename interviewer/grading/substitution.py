@@ -23,6 +23,17 @@ with that term swapped: a wrong claim. It is not read so when
   percentage, 0 and 1 after a counter ("step one" for "step zero"), or the digit is part of
   a larger number as the grader reads numbers ("4 × 10⁵").
 
+A point's number is also read in any word order, where the word-order reading finds nothing:
+a sentence that says most of the point's words and, next to one of the words around the
+point's number ("norm", "decay", "bytes"), another number says that number for the point's
+("clip the gradient norm at 100" for "use gradient clipping with max norm 1.0"; "decay around
+0.5 to 0.9" for "the decay is typically 0.999 to 0.9999"). Not when the number counts something
+else ("ten classes", "another 10 to 20 epochs" for "after epoch 5"), is a ratio ("1 in 10"),
+is the point's said roughly ("around 57,000" for 57,344) or a number it gives elsewhere, is
+denied or taken back, or the answer says the point's number somewhere; nor for a point whose
+number is an example ("for example 4 micro-batches of 8") or a step of a sum or a formula
+("7 billion x 2 bytes = 14 GB": the grader's numeric check reads the answer's number).
+
 The opposed terms are data, not judgement: `evals/build_substitutions.py` collects them from
 the rubric's twins and the written wrong versions of its key points, where a rubric writer
 set one term against another, and leaves out hedges ("usually" / "always": an answer's
@@ -48,6 +59,7 @@ import difflib
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +67,7 @@ import yaml
 
 from interviewer import cues
 from interviewer.cues import SAFE_LOADER
-from interviewer.grading.numbers import extract_quantities, same_value
+from interviewer.grading.numbers import extract_quantities, multiples, same_value
 from interviewer.grading.text import STOPWORDS, clean, stem
 
 LEXICON_FILE = Path(__file__).with_name("substitutions.yaml")
@@ -82,6 +94,17 @@ DIRECTION = frozenset(
 # backward pass" says nothing of where the point's "forward pass" stands).
 CLAUSE_OPENERS = frozenset("and but because which so while whereas since although though".split())
 NEGATIONS = frozenset("not no never nor without cannot".split())
+# A number read in any word order: the words this far either side of it say what it is a
+# number of ("clip the gradient *norm* at 100"). Chosen on the calibration split's written
+# sentences (`evals/polarity/written.jsonl`): this reading alone reads 30 / 35 / 36 / 36 of
+# the 131 that give a point a wrong number at 2 / 3 / 4 / 6 words, and none of the 1,176 right.
+NUMBER_REACH = 4
+NUMBER_HEDGES = frozenset(stem(w) for w in cues.number_hedges())
+APPROXIMATE = 0.05  # a number this close (relative) to the point's is the point's, said roughly
+_RANGE_JOIN = re.compile(
+    r"\s*(?:%\s*)?(?:-|–|to)?\s*(?:(?:like|maybe|about|around)\s+)?"
+)  # "5 to 15", "5-15", "10 to like 20"
+_RATIO = frozenset({"in", "out"})  # "1 in 10", "one out of ten": a ratio, not a count
 _TOKEN = re.compile(r"[a-z][a-z0-9']*|\d+(?:\.\d+)?(?:e-?\d+)?|%")
 _INNER_HYPHEN = re.compile(r"(?<=[a-z])-(?=[a-z])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
@@ -160,6 +183,8 @@ def _is_content(word: str) -> bool:
 
 
 _TAKEN_BACK = cues.pattern("term_taken_back")
+_EXAMPLE = cues.pattern("number_example")
+_ARITHMETIC = re.compile(r"[+=×*/^]|\b(?:times|plus|minus|x|sqrt|cos|sin|log|ln|exp)\b", re.I)
 
 
 def _taken_back(sentence: _Tokens, after: int) -> bool:
@@ -235,10 +260,11 @@ def _number_swap(
 
 
 def _swap(
-    claim: _Tokens, sentence: _Tokens, answer: _Tokens, point: frozenset[str]
+    claim: _Tokens, sentence: _Tokens, answer: _Tokens, point: frozenset[str], own_numbers: frozenset[str]
 ) -> tuple[float, int, int, int, int] | None:
     """(aligned share, claim term start, end, sentence term start, end) of the best swap.
-    `point`: the stems of every phrasing of the point; a sentence term among them is no swap."""
+    `point`: the stems of every phrasing of the point; a sentence term among them is no swap.
+    `own_numbers`: every number the point's phrasings give; a sentence number among them is none."""
     if not _may_swap(claim, sentence):
         return None
     x, y = claim.stems, sentence.stems
@@ -263,9 +289,7 @@ def _swap(
     claim_gap = [sum(b.a + b.size <= i for b in blocks) for i in range(len(x))]
     sentence_gap = [sum(b.b + b.size <= j for b in blocks) for j in range(len(y))]
     single = {n + 1 for n, b in enumerate(blocks) if b.size == 1}
-    clause = [0] * len(y)
-    for j in range(1, len(y)):
-        clause[j] = clause[j - 1] + (sentence.surface[j] in CLAUSE_OPENERS)
+    clause = _clauses(sentence)
     in_clause = Counter(clause[j] for j in in_sentence if _is_content(sentence.surface[j]))
     # a clause must hold two of the point's words; a two-word point's sentence may hold only one
     clause_words = min(2, sum(in_clause.values()))
@@ -317,6 +341,10 @@ def _swap(
                     continue
                 if not _number_swap(a[0], b[0], x, answer.stems, label, shares):
                     continue
+                if _ratio(sentence, b0) or any(
+                    _agrees(float(b[0]), float(n), shares, ROUNDING) for n in own_numbers
+                ):
+                    continue  # "1 in 10 tokens" is a tenth, not 1; "two forward passes" is the point's "twice"
             rest = [i for i in content if not a0 <= i < a1]
             said = sum(i in in_claim for i in rest)
             share = said / max(len(rest), 1)
@@ -330,6 +358,221 @@ def _swap(
             ):
                 best = (share, a0, a1, b0, b1)
     return best
+
+
+def _clauses(sentence: _Tokens) -> list[int]:
+    """Per word, the number of its clause in the sentence (a clause opener starts the next)."""
+    clause = [0] * len(sentence.stems)
+    for j in range(1, len(sentence.stems)):
+        clause[j] = clause[j - 1] + (sentence.surface[j] in CLAUSE_OPENERS)
+    return clause
+
+
+_LIST_BREAK = re.compile(r"[,;:()—]")
+
+
+def _items(t: _Tokens) -> list[int]:
+    """Per word, the number of its stretch: clauses, and the items of a list ("beta2 0.9999,
+    clip at 100"), so that a number's words are read inside its own item."""
+    item = [0] * len(t.stems)
+    for j in range(1, len(t.stems)):
+        gap = t.text[t.spans[j - 1][1] : t.spans[j][0]]
+        item[j] = item[j - 1] + (t.surface[j] in CLAUSE_OPENERS or bool(_LIST_BREAK.search(gap)))
+    return item
+
+
+def _ratio(t: _Tokens, j: int) -> bool:
+    """The number at `j` opens a ratio: "1 in 10", "one out of ten"."""
+    return j + 2 < len(t.stems) and t.stems[j + 1] in _RATIO
+
+
+def _alike(a: str, b: str) -> bool:
+    """One word, though the crude stemmer may leave two forms apart ("clipp" / "clip")."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _met(words: Iterable[str], others: Iterable[str]) -> set[str]:
+    """The `words` that `others` say."""
+    pool = tuple(others)
+    return {w for w in words if any(_alike(w, o) for o in pool)}
+
+
+def _topic_words(t: _Tokens) -> set[str]:
+    """A phrasing's content words besides its numbers and the hedges around them."""
+    return {
+        w
+        for w, sw in zip(t.stems, t.surface, strict=True)
+        if _is_content(sw) and not _is_number(w) and w != "%" and w not in NUMBER_HEDGES
+    }
+
+
+def _bag_share(claim: str, sentence: str) -> float:
+    """The share of the claim's topic words the sentence says, in any order."""
+    words = _topic_words(tokens(claim))
+    return len(_met(words, tokens(sentence).stems)) / max(len(words), 1)
+
+
+def _identifier(word: str) -> bool:
+    """A name with digits in it: "e5m2", "bf16", "beta2"."""
+    return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
+def _unit(t: _Tokens, i: int) -> str:
+    """The content word right after the number at `i`, what it counts ("bytes", "classes");
+    "" when a list goes on after it ("beta2 0.9999, clip at 100")."""
+    k = i + 1
+    if k >= len(t.stems) or any(p in t.text[t.spans[i][1] : t.spans[k][0]] for p in ",;:"):
+        return ""
+    if _percent(t.stems, k):
+        return "%"
+    return t.stems[k] if _is_content(t.surface[k]) and not _is_number(t.stems[k]) else ""
+
+
+def _reach(t: _Tokens, i: int, item: list[int]) -> list[int]:
+    """The words around the number at `i` inside its stretch (`_items`)."""
+    return [
+        k
+        for k in range(max(0, i - NUMBER_REACH), min(len(t.stems), i + NUMBER_REACH + 1))
+        if item[k] == item[i]
+    ]
+
+
+def _range_of(t: _Tokens, i: int) -> tuple[int, int]:
+    """(start, end) of the number at `i` with the other end of a range it is part of."""
+    start, end = i, i + 1
+    for j in range(i + 1, min(i + 4, len(t.stems))):
+        if _is_number(t.stems[j]) and _RANGE_JOIN.fullmatch(t.text[t.spans[i][1] : t.spans[j][0]]):
+            end = j + 1
+            break
+    for j in range(i - 1, max(i - 4, -1), -1):
+        if _is_number(t.stems[j]) and _RANGE_JOIN.fullmatch(t.text[t.spans[j][1] : t.spans[i][0]]):
+            start = j
+            break
+    return start, end
+
+
+def _number_otherwise(
+    claim: _Tokens, sentence: _Tokens, answer: _Tokens, point_numbers: frozenset[str]
+) -> tuple[int, int] | None:
+    """(claim number index, sentence number index): the claim's number said by the sentence
+    with another value for the same thing, in any word order, or None. `point_numbers`: every
+    number any phrasing of the point says ("twice" as 2)."""
+    numbers = [i for i, w in enumerate(claim.stems) if _is_number(w) and _whole(w, claim.source)]
+    if not numbers or len(sentence.stems) > MAX_WORDS:
+        return None
+    words = _topic_words(claim)
+    said = _met(words, sentence.stems)
+    if len(said) < min(MIN_ALIGNED_WORDS, len(words)) or len(said) < MIN_ALIGNED * len(words):
+        return None  # the sentence says too little of the point to say its number
+    if any(_identifier(w) and w not in sentence.stems for w in words):
+        return None  # the point names a format or a stage the sentence does not ("E5M2")
+    content = [k for k, w in enumerate(claim.surface) if _is_content(w)]
+    subject = content[0] if content else 0
+    numbered_subject = subject + 1 < len(claim.stems) and _is_number(claim.stems[subject + 1])
+    claim_items, items = _items(claim), _items(sentence)
+    for i in numbers:
+        if i in (subject, subject + 1):
+            continue  # the point's subject ("stage 1 shards ..."): another subject is another claim
+        anchor = {claim.stems[k] for k in _reach(claim, i, claim_items)} & words
+        own = float(claim.stems[i])
+        if not anchor or any(
+            _agrees(float(w), own, _percent(claim.stems, i + 1) != _percent(answer.stems, k + 1), ROUNDING)
+            for k, w in enumerate(answer.stems)
+            if _is_number(w)
+        ):
+            continue  # nothing says what the number counts; or the answer says it somewhere
+        for j, w in enumerate(sentence.stems):
+            if not _is_number(w) or not _whole(w, sentence.source):
+                continue
+            if not _met(anchor, [sentence.stems[k] for k in _reach(sentence, j, items)]):
+                continue  # a number of something else
+            unit = _unit(sentence, _range_of(sentence, j)[1] - 1)
+            if unit and unit != _unit(claim, _range_of(claim, i)[1] - 1):
+                continue  # "ten classes" counts classes, not the point's "one tenth"; "another
+                # 10 to 20 epochs" counts epochs, not the point's "after epoch 5"
+            if _ratio(sentence, j):
+                continue  # "1 in 10 tokens": a ratio
+            counted = {claim.stems[i - 1] if i else "", sentence.stems[j - 1] if j else ""} & COUNTERS
+            if counted and {float(claim.stems[i]), float(w)} <= {0.0, 1.0}:
+                continue  # "from step one" says "at step zero"
+            x, shares = float(w), _percent(claim.stems, i + 1) != _percent(sentence.stems, j + 1)
+            start, end = _range_of(claim, i)
+            values = [float(v) for v in claim.stems[start:end] if _is_number(v)]
+            if min(values) <= x <= max(values) or any(_agrees(x, v, shares, APPROXIMATE) for v in values):
+                continue  # the number said roughly ("around 57,000" for 57,344), or inside its range
+            if any(_agrees(x, float(n), shares, ROUNDING) for n in point_numbers):
+                continue  # a number the point gives elsewhere
+            if numbered_subject and j > 0 and sentence.stems[j - 1] == claim.stems[subject]:
+                continue  # the sentence's own subject ("stage 2 also shards the gradients")
+            if _taken_back(sentence, j + 1):
+                continue  # "the decay is 0.99, no wait, 0.999"
+            near = range(max(0, j - NEGATION_REACH), min(len(sentence.stems), j + NEGATION_REACH + 1))
+            if any(_is_negation(sentence.surface[k]) for k in near):
+                continue  # "not 100"
+            return i, j
+    return None
+
+
+def _agrees(x: float, y: float, shares: bool, tolerance: float) -> bool:
+    """`x` says `y`, within `tolerance` (relative); with `shares` (one of them a percentage) also
+    as the same share ("10 %" for 0.1). Between 0 and 1 their distances to 1 must agree too:
+    a decay of 0.99 is no rounded 0.999, and beta2 0.9999 no rounded 1.0."""
+
+    def near(a: float, b: float) -> bool:
+        return abs(a - b) <= tolerance * max(abs(a), abs(b))
+
+    def close(a: float, b: float) -> bool:
+        below_one = 0 < min(a, b) < 1 and max(a, b) <= 1
+        return near(a, b) and (not below_one or near(1 - a, 1 - b))
+
+    return any(close(x, v) for v in ((y, y * 100, y / 100) if shares else (y,)))
+
+
+def _whole(word: str, source: str) -> bool:
+    """The digits are a number the grader's number reader reads in `source` ("4 × 10⁵" holds no 4)."""
+    return round(float(word), 9) in _whole_numbers(source)
+
+
+def _number_substitution(c: _Tokens, s: _Tokens, sentence: str, i: int, j: int) -> Substitution:
+    a0, a1 = _range_of(c, i)
+    b0, b1 = _range_of(s, j)
+    said = s.text[s.spans[b0][0] : s.spans[b1 - 1][1]]
+    instead = c.text[c.spans[a0][0] : c.spans[a1 - 1][1]]
+    wrong = c.text[: c.spans[a0][0]] + said + c.text[c.spans[a1 - 1][1] :]
+    return Substitution(said=said, instead_of=instead, sentence=sentence, wrong_claim=wrong)
+
+
+def _point_numbers(phrasings: list[str]) -> frozenset[str]:
+    """Every number a point's phrasings give, a factor said in words too ("twice" is 2)."""
+    return frozenset(w for p in phrasings for w in tokens(p).stems if _is_number(w)) | frozenset(
+        repr(q.value) for p in phrasings for q in multiples(p)
+    )
+
+
+def _number_reading(
+    points: list[list[str]], k: int, sentences: list[str], answer: _Tokens
+) -> Substitution | None:
+    """A sentence that says point `k`'s number with another value, in any word order; not a
+    sentence that says another point at least as fully."""
+    phrasings = points[k]
+    if any(_EXAMPLE.search(p) for p in phrasings):
+        return None  # its number is an example: another number is another example
+    if any(_ARITHMETIC.search(p) for p in phrasings):
+        return None  # a sum or a formula: its numbers are steps, checked as the answer's number
+    numbers = _point_numbers(phrasings)
+    for phrasing in phrasings:
+        c = tokens(phrasing)
+        for sentence in sentences:
+            s = tokens(sentence)
+            found = _number_otherwise(c, s, answer, numbers)
+            if found is None:
+                continue
+            mine = _bag_share(phrasing, sentence)
+            rivals = (o for j, other in enumerate(points) if j != k for o in other)
+            if any(_bag_share(o, sentence) >= mine for o in rivals):
+                continue  # the sentence says another point at least as fully
+            return _number_substitution(c, s, sentence, *found)
+    return None
 
 
 def read_substitution(
@@ -347,8 +590,8 @@ def read_substitution(
     ...     answer="You add their losses to the main loss, weighted higher than the main head.").said
     'higher'
     >>> read_substitution("use gradient clipping with max norm 1.0",
-    ...     "Clip the gradient norm at 100.", answer="Clip the gradient norm at 100.") is None
-    True
+    ...     "Clip the gradient norm at 100.", answer="Clip the gradient norm at 100.").wrong_claim
+    'use gradient clipping with max norm 100'
     """
     return read_points([[claim, *phrasings]], [sentence], answer)[0]
 
@@ -395,13 +638,14 @@ def read_points(points: list[list[str]], sentences: list[str], answer: str) -> l
         # a term another point says is that point's term: "running" in the inference point
         theirs = [t for j, o in enumerate(stems) if j != k for t in o]
         point = frozenset(w for t in stems[k] for w in t)
+        numbers = _point_numbers(phrasings)
         best: tuple[float, Substitution] | None = None
         for phrasing in phrasings:
             for sentence in sentences:
                 c, s = tokens(phrasing), tokens(sentence)
                 if not c.stems or not s.stems or len(s.stems) > MAX_WORDS:
                     continue
-                swap = _swap(c, s, said, point)
+                swap = _swap(c, s, said, point, numbers)
                 if swap is None or (best is not None and swap[0] <= best[0]):
                     continue
                 if any(_holds(t, s.stems[swap[3] : swap[4]]) for t in theirs):
@@ -412,5 +656,5 @@ def read_points(points: list[list[str]], sentences: list[str], answer: str) -> l
                 )
                 if swap[0] >= others:
                     best = (swap[0], _substitution(c, s, sentence, swap))
-        found.append(best[1] if best else None)
+        found.append(best[1] if best else _number_reading(points, k, sentences, said))
     return found
