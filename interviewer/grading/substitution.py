@@ -219,8 +219,13 @@ def _is_number(word: str) -> bool:
 
 
 def _holds(sequence: Phrase, phrase: Phrase) -> bool:
-    n = len(phrase)
-    return any(sequence[i : i + n] == phrase for i in range(len(sequence) - n + 1))
+    """`phrase` stands in `sequence`, word for word."""
+    return f" {' '.join(phrase)} " in _joined(sequence)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _joined(sequence: Phrase) -> str:
+    return f" {' '.join(sequence)} "
 
 
 def _same_number(a: str, b: str, shares: bool = False) -> bool:
@@ -409,18 +414,26 @@ def _alike(a: str, b: str) -> bool:
 
 
 def _met(words: Iterable[str], others: Iterable[str]) -> set[str]:
-    """The `words` that `others` say."""
-    pool = tuple(others)
-    return {w for w in words if any(_alike(w, o) for o in pool)}
+    """The `words` that `others` say, as `_alike` reads words (by prefixes, for speed)."""
+    pool = set(others)
+    prefixes = {o[:k] for o in pool if len(o) >= 4 for k in range(4, len(o) + 1)}
+
+    def said(w: str) -> bool:
+        return w in pool or (len(w) >= 4 and (w in prefixes or any(w[:k] in pool for k in range(4, len(w)))))
+
+    return {w for w in words if said(w)}
 
 
-def _topic_words(t: _Tokens) -> set[str]:
+@functools.lru_cache(maxsize=16_384)
+def _topic_words(t: _Tokens) -> frozenset[str]:
     """A phrasing's content words besides its numbers and the hedges around them."""
-    return {
-        w
-        for w, sw in zip(t.stems, t.surface, strict=True)
-        if _is_content(sw) and not _is_number(w) and w != "%" and w not in NUMBER_HEDGES
-    }
+    return frozenset(
+        {
+            w
+            for w, sw in zip(t.stems, t.surface, strict=True)
+            if _is_content(sw) and not _is_number(w) and w != "%" and w not in NUMBER_HEDGES
+        }
+    )
 
 
 def _bag_share(claim: str, sentence: str) -> float:
@@ -474,8 +487,10 @@ def _number_otherwise(
     """(claim number index, sentence number index): the claim's number said by the sentence
     with another value for the same thing, in any word order, or None. `point_numbers`: every
     number any phrasing of the point says ("twice" as 2)."""
+    if len(sentence.stems) > MAX_WORDS:
+        return None
     numbers = [i for i, w in enumerate(claim.stems) if _is_number(w) and _whole(w, claim.source)]
-    if not numbers or len(sentence.stems) > MAX_WORDS:
+    if not numbers:
         return None
     words = _topic_words(claim)
     said = _met(words, sentence.stems)
@@ -577,9 +592,11 @@ def _number_reading(
     if any(_ARITHMETIC.search(p) for p in phrasings):
         return None  # a sum or a formula: its numbers are steps, checked as the answer's number
     numbers = _point_numbers(phrasings)
-    for phrasing in phrasings:
+    numbered = [p for p in phrasings if any(_is_number(w) for w in tokens(p).stems)]
+    said = [x for x in sentences if any(_is_number(w) for w in tokens(x).stems)] if numbered else []
+    for phrasing in numbered:
         c = tokens(phrasing)
-        for sentence in sentences:
+        for sentence in said:
             s = tokens(sentence)
             found = _number_otherwise(c, s, answer, numbers)
             if found is None:
@@ -644,15 +661,17 @@ def _flips(
     """Per term of the claim that the sentence says as an opposed term, in any word order and
     next to a word that stands by the claim's term: (claim start, end, sentence start, end)."""
     pairs = opposed()
-    words = _topic_words(claim)
-    claim_items, items, clause = _items(claim), _items(sentence), _clauses(sentence)
-    terms = [
-        (i, i + n)
-        for n in range(MAX_TERM, 0, -1)
-        for i in range(len(claim.stems) - n + 1)
-        if claim.stems[i : i + n] in pairs
-    ]
+    terms = _terms(claim.stems)
     found: dict[Phrase, tuple[int, int, int, int]] = {}
+    said_words = set(sentence.stems)
+    if not any(b[0] in said_words for a0, a1 in terms for b in pairs[claim.stems[a0:a1]]):
+        return found  # the sentence says no term set against any of the claim's
+    words = _topic_words(claim)
+    said_all = _met(words, sentence.stems)
+    least = len(words) - MAX_TERM  # the fewest topic words left once a term is set aside
+    if len(said_all) < min(MIN_ALIGNED_WORDS, least) or len(said_all) < MIN_ALIGNED * least:
+        return found  # too little of the claim, whichever term is set aside
+    claim_items, items, clause = _items(claim), _items(sentence), _clauses(sentence)
     for a0, a1 in terms:
         a = claim.stems[a0:a1]
         if any(x0 < a1 and a0 < x1 for x0, x1, _, _ in found.values()):
@@ -660,7 +679,7 @@ def _flips(
         if _holds(answer.stems, a):
             continue  # the answer says the point's own term somewhere
         rest = words - set(a)
-        said = _met(rest, sentence.stems)
+        said = said_all - set(a)
         if len(said) < min(MIN_ALIGNED_WORDS, len(rest)) or len(said) < MIN_ALIGNED * len(rest):
             continue  # the sentence says too little of the point
         if any(_identifier(w) and w not in sentence.stems for w in rest):
@@ -691,13 +710,28 @@ def _flips(
     return found
 
 
+@functools.lru_cache(maxsize=4096)
+def _terms(stems: Phrase) -> tuple[tuple[int, int], ...]:
+    """(start, end) of every stretch of the claim that the bank sets against another term,
+    longest first."""
+    pairs = opposed()
+    return tuple(
+        (i, i + n)
+        for n in range(MAX_TERM, 0, -1)
+        for i in range(len(stems) - n + 1)
+        if stems[i : i + n] in pairs
+    )
+
+
 def _term_reading(
     points: list[list[str]], k: int, sentences: list[str], answer: _Tokens
 ) -> Substitution | None:
     """A sentence that says point `k` with one of its terms swapped, in any word order; not a
     sentence that says another point at least as fully, nor a term another point says."""
-    phrasings = points[k]
-    point = frozenset(w for p in phrasings for w in tokens(p).stems)
+    phrasings = [p for p in points[k] if _terms(tokens(p).stems)]
+    if not phrasings:
+        return None  # no term of the point is set against another
+    point = frozenset(w for p in points[k] for w in tokens(p).stems)
     theirs = [tokens(o).stems for j, other in enumerate(points) if j != k for o in other]
     for phrasing in phrasings:
         c = tokens(phrasing)
