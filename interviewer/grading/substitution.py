@@ -458,13 +458,29 @@ def _unit(t: _Tokens, i: int) -> str:
     return t.stems[k] if _is_content(t.surface[k]) and not _is_number(t.stems[k]) else ""
 
 
-def _reach(t: _Tokens, i: int, item: list[int]) -> list[int]:
-    """The words around the number at `i` inside its stretch (`_items`)."""
-    return [
-        k
-        for k in range(max(0, i - NUMBER_REACH), min(len(t.stems), i + NUMBER_REACH + 1))
-        if item[k] == item[i]
-    ]
+def _near(t: _Tokens, start: int, end: int, item: list[int], reach: int) -> set[str]:
+    """The words within `reach` of the stretch [start, end), inside its clause or list item
+    (`_items`): what a number counts or what a term is about."""
+    around = range(max(0, start - reach), min(len(t.stems), end + reach))
+    return {t.stems[k] for k in around if item[k] == item[start] and not start <= k < end}
+
+
+def _subject(claim: _Tokens) -> int:
+    """Where the claim's subject stands: its first content word."""
+    return next((k for k, w in enumerate(claim.surface) if _is_content(w)), 0)
+
+
+def _says_enough(said: set[str], words: Iterable[str]) -> bool:
+    """The sentence says at least MIN_ALIGNED of the claim's topic words, and at least
+    MIN_ALIGNED_WORDS of them (all, when there are fewer)."""
+    n = len(set(words))
+    return len(said) >= min(MIN_ALIGNED_WORDS, n) and len(said) >= MIN_ALIGNED * n
+
+
+def _said_more_fully_elsewhere(points: list[list[str]], k: int, phrasing: str, sentence: str) -> bool:
+    """The sentence says another point at least as fully as point `k`'s `phrasing`."""
+    mine = _bag_share(phrasing, sentence)
+    return any(_bag_share(o, sentence) >= mine for j, other in enumerate(points) if j != k for o in other)
 
 
 def _range_of(t: _Tokens, i: int) -> tuple[int, int]:
@@ -493,19 +509,17 @@ def _number_otherwise(
     if not numbers:
         return None
     words = _topic_words(claim)
-    said = _met(words, sentence.stems)
-    if len(said) < min(MIN_ALIGNED_WORDS, len(words)) or len(said) < MIN_ALIGNED * len(words):
+    if not _says_enough(_met(words, sentence.stems), words):
         return None  # the sentence says too little of the point to say its number
     if any(_identifier(w) and w not in sentence.stems for w in words):
         return None  # the point names a format or a stage the sentence does not ("E5M2")
-    content = [k for k, w in enumerate(claim.surface) if _is_content(w)]
-    subject = content[0] if content else 0
+    subject = _subject(claim)
     numbered_subject = subject + 1 < len(claim.stems) and _is_number(claim.stems[subject + 1])
     claim_items, items = _items(claim), _items(sentence)
     for i in numbers:
         if i in (subject, subject + 1):
             continue  # the point's subject ("stage 1 shards ..."): another subject is another claim
-        anchor = {claim.stems[k] for k in _reach(claim, i, claim_items)} & words
+        anchor = _near(claim, i, i + 1, claim_items, NUMBER_REACH) & words
         own = float(claim.stems[i])
         if not anchor or any(
             _agrees(float(w), own, _percent(claim.stems, i + 1) != _percent(answer.stems, k + 1), ROUNDING)
@@ -516,7 +530,7 @@ def _number_otherwise(
         for j, w in enumerate(sentence.stems):
             if not _is_number(w) or not _whole(w, sentence.source):
                 continue
-            if not _met(anchor, [sentence.stems[k] for k in _reach(sentence, j, items)]):
+            if not _met(anchor, _near(sentence, j, j + 1, items, NUMBER_REACH)):
                 continue  # a number of something else
             unit = _unit(sentence, _range_of(sentence, j)[1] - 1)
             if unit and unit != _unit(claim, _range_of(claim, i)[1] - 1):
@@ -599,12 +613,8 @@ def _number_reading(
         for sentence in said:
             s = tokens(sentence)
             found = _number_otherwise(c, s, answer, numbers)
-            if found is None:
+            if found is None or _said_more_fully_elsewhere(points, k, phrasing, sentence):
                 continue
-            mine = _bag_share(phrasing, sentence)
-            rivals = (o for j, other in enumerate(points) if j != k for o in other)
-            if any(_bag_share(o, sentence) >= mine for o in rivals):
-                continue  # the sentence says another point at least as fully
             return _number_substitution(c, s, sentence, *found)
     return None
 
@@ -627,8 +637,7 @@ def _around(t: _Tokens, start: int, end: int, item: list[int]) -> set[str]:
     governs, else the words within TERM_REACH either side in its clause or list item."""
     if t.stems[end - 1] in GOVERNING:
         return {_head(t, end)} - {""}
-    near = range(max(0, start - TERM_REACH), min(len(t.stems), end + TERM_REACH))
-    return {t.stems[k] for k in near if item[k] == item[start] and not start <= k < end}
+    return _near(t, start, end, item, TERM_REACH)
 
 
 def _phrase_at(stems: Phrase, phrase: Phrase) -> list[int]:
@@ -646,13 +655,11 @@ def _term_otherwise(
     rate") is the claim turned round consistently, no swap."""
     if len(sentence.stems) > MAX_WORDS:
         return None
-    content = [k for k, w in enumerate(claim.surface) if _is_content(w)]
-    subject = content[0] if content else 0
     found = _flips(claim, sentence, answer, point)
     if len(found) != 1:
         return None  # none, or the claim turned round consistently
     swap = next(iter(found.values()))
-    return None if swap[0] == subject else swap  # another subject is another claim
+    return None if swap[0] == _subject(claim) else swap  # another subject is another claim
 
 
 def _flips(
@@ -680,7 +687,7 @@ def _flips(
             continue  # the answer says the point's own term somewhere
         rest = words - set(a)
         said = said_all - set(a)
-        if len(said) < min(MIN_ALIGNED_WORDS, len(rest)) or len(said) < MIN_ALIGNED * len(rest):
+        if not _says_enough(said, rest):
             continue  # the sentence says too little of the point
         if any(_identifier(w) and w not in sentence.stems for w in rest):
             continue  # the point names a format or a stage the sentence does not
@@ -739,12 +746,10 @@ def _term_reading(
             s = tokens(sentence)
             found = _term_otherwise(c, s, answer, point)
             if found is None or any(_holds(t, s.stems[found[2] : found[3]]) for t in theirs):
+                continue  # none; or a term another point says
+            if _said_more_fully_elsewhere(points, k, phrasing, sentence):
                 continue
-            mine = _bag_share(phrasing, sentence)
-            rivals = (o for j, other in enumerate(points) if j != k for o in other)
-            if any(_bag_share(o, sentence) >= mine for o in rivals):
-                continue  # the sentence says another point at least as fully
-            return _substitution(c, s, sentence, (mine, *found))
+            return _substitution(c, s, sentence, (_bag_share(phrasing, sentence), *found))
     return None
 
 
