@@ -34,6 +34,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         # a fake microphone (it plays a tone) and no permission prompt, for the recording test
         "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]  # fmt: skip
 TIMINGS: dict[str, float] = {}
+APP_LOG: dict[str, Path] = {}  # the app's log file, shown when a wait on the app times out
 
 
 def free_port() -> int:
@@ -51,9 +52,12 @@ def app_url(built_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
         built_index / "cache", home / "cache"
     )  # rubric vectors, as `interviewer index` leaves them
     port = free_port()
-    env = {**os.environ, "INTERVIEWER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False"}
+    # DEBUG: the log then says how long each transcription, grade and spoken line took
+    env = {**os.environ, "INTERVIEWER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False",
+           "INTERVIEWER_LOG_LEVEL": "DEBUG"}  # fmt: skip
     env.pop("OPENAI_API_KEY", None)
-    log = open(tmp_path_factory.mktemp("browser-log") / "ui.log", "w+")  # noqa: SIM115
+    APP_LOG["path"] = tmp_path_factory.mktemp("browser-log") / "ui.log"
+    log = open(APP_LOG["path"], "w+")  # noqa: SIM115
     began = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "interviewer.cli", "ui", "--port", str(port)], cwd=REPO,
                             env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
@@ -321,6 +325,23 @@ def plays(page: Any) -> int:
     return int(page.evaluate("window.__played.length"))
 
 
+def wait_for_play(page: Any, more_than: int, timeout_s: float) -> None:
+    """Wait until the page has played more than `more_than` audio elements; on a timeout, fail
+    with what was played and the app's own account of its last lines (synthesis times)."""
+    try:
+        page.wait_for_function(f"window.__played.length > {more_than}", timeout=timeout_s * 1000)
+    except Exception as exc:
+        if "Timeout" not in type(exc).__name__:
+            raise
+        played = page.evaluate("window.__played")
+        lines = APP_LOG["path"].read_text(encoding="utf-8", errors="replace").splitlines() if APP_LOG else []
+        said = [line for line in lines if "spoke" in line or "voice" in line.lower()][-15:]
+        pytest.fail(
+            f"no new audio played within {timeout_s:.0f} s (played so far: {played}).\n"
+            "The app's last voice lines:\n" + "\n".join(said) + "\nIts log's end:\n" + "\n".join(lines[-25:])
+        )
+
+
 SPOKEN_ANSWER = "Gradient clipping caps the gradient norm, so one bad batch cannot move the weights much."
 
 
@@ -356,7 +377,7 @@ def start_voice_interview(page: Any, app_url: str) -> None:
     page.press("#questions input[type=number]", "Enter")
     page.click("#start")
     wait_text(page, "#chat", "Question 1 of 2", timeout_s=90)
-    page.wait_for_function("window.__played.length >= 1", timeout=60_000)  # question 1, heard
+    wait_for_play(page, 0, timeout_s=60)  # question 1, heard
 
 
 def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
@@ -374,7 +395,7 @@ def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
     wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
     # the next line plays by itself; under the whole suite's load its speech can take over a
     # minute to synthesise (33 s for the whole test alone, 75 s in a fresh-clone run)
-    page.wait_for_function(f"window.__played.length > {heard_first}", timeout=120_000)
+    wait_for_play(page, heard_first, timeout_s=120)
     shot(page, "7-voice-interview")
     # it was transcribed: the fake microphone loops its WAV, so Record may start mid-answer and
     # hear only its end ("... cannot move the weights much"); some of its words must be there
@@ -423,7 +444,7 @@ def test_a_refused_microphone_says_so_once_and_the_voice_interview_goes_on_typed
     page.fill("#msg textarea", "Clip the gradients, so one bad batch cannot move the weights much.")
     page.click("#send")
     wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
-    page.wait_for_function(f"window.__played.length > {heard}", timeout=60_000)  # still spoken
+    wait_for_play(page, heard, timeout_s=60)  # still spoken
     context.close()
     browser.close()
 
