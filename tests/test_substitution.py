@@ -117,7 +117,7 @@ def test_a_term_the_speaker_takes_back_is_not_read() -> None:
          "the decay is typically 0.5 to 0.9"),
         ("Prevent with QK-norm, z-loss, Adam beta2 about 0.95 and clipping at 1.0",
          "QK-norm, z-loss, beta2 0.9999, clip at 100.", "0.9999",
-         "prevent with qk norm, z loss, adam beta2 about 0.9999 and clipping at 1.0"),
+         "prevent with qk-norm, z-loss, adam beta2 about 0.9999 and clipping at 1.0"),
         ("bf16 uses 2 bytes per parameter", "In bf16, each parameter takes 4 bytes.", "4",
          "bf16 uses 4 bytes per parameter"),
     ],
@@ -171,6 +171,17 @@ def test_a_number_of_something_else_or_the_points_own_is_not_read(claim: str, se
 )  # fmt: skip
 def test_an_opposed_term_in_other_words_is_read(claim: str, sentence: str, said: str) -> None:
     assert read(claim, sentence) == said
+
+
+def test_a_swapped_term_inside_a_hyphenated_word_is_quoted_as_the_whole_word() -> None:
+    found = read_substitution(
+        "in training BatchNorm normalizes with the current mini-batch mean and variance",
+        "In train mode BN normalizes using the running mean and variance.",
+        answer="In train mode BN normalizes using the running mean and variance.",
+    )
+    assert found is not None
+    assert (found.said, found.instead_of) == ("running", "mini-batch")
+    assert found.wrong_claim == "in training batchnorm normalizes with the current running mean and variance"
 
 
 @pytest.mark.parametrize(

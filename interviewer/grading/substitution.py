@@ -143,6 +143,7 @@ class Substitution:
 class _Tokens:
     source: str  # as given
     text: str  # cleaned, lower case, inner hyphens as spaces
+    written: str  # the same with its inner hyphens ("mini-batch"): what a quoted claim shows
     stems: Phrase
     spans: tuple[tuple[int, int], ...]  # (start, end) of each token in `text`
     surface: tuple[str, ...]
@@ -155,13 +156,15 @@ def tokens(text: str) -> _Tokens:
     >>> tokens("The training-loss minimum, at 16,384 steps.").stems
     ('the', 'train', 'loss', 'minimum', 'at', '16384', 'step')
     """
-    cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", clean(text, determiners=True).lower()))
+    lowered = clean(text, determiners=True).lower()
+    cleaned = _THOUSANDS.sub("", _INNER_HYPHEN.sub(" ", lowered))  # a hyphen for a space: spans hold
     found = list(_TOKEN.finditer(cleaned))
     # "the LR's too low" says "LR": a possessive or "is" comes off its word
     words = [m.group()[:-2] if m.group().endswith("'s") else m.group().rstrip("'") for m in found]
     return _Tokens(
         source=text,
         text=cleaned,
+        written=_THOUSANDS.sub("", lowered),
         stems=tuple(stem(w) for w in words),
         spans=tuple(m.span() for m in found),
         surface=tuple(words),
@@ -580,12 +583,7 @@ def _whole(word: str, source: str) -> bool:
 
 
 def _number_substitution(c: _Tokens, s: _Tokens, sentence: str, i: int, j: int) -> Substitution:
-    a0, a1 = _range_of(c, i)
-    b0, b1 = _range_of(s, j)
-    said = s.text[s.spans[b0][0] : s.spans[b1 - 1][1]]
-    instead = c.text[c.spans[a0][0] : c.spans[a1 - 1][1]]
-    wrong = c.text[: c.spans[a0][0]] + said + c.text[c.spans[a1 - 1][1] :]
-    return Substitution(said=said, instead_of=instead, sentence=sentence, wrong_claim=wrong)
+    return _swapped(c, s, sentence, _range_of(c, i), _range_of(s, j))
 
 
 def _point_numbers(phrasings: list[str]) -> frozenset[str]:
@@ -778,10 +776,34 @@ def _substitution(
     c: _Tokens, s: _Tokens, sentence: str, found: tuple[float, int, int, int, int]
 ) -> Substitution:
     _, a0, a1, b0, b1 = found
-    said = s.text[s.spans[b0][0] : s.spans[b1 - 1][1]]
-    instead = c.text[c.spans[a0][0] : c.spans[a1 - 1][1]]
-    wrong = c.text[: c.spans[a0][0]] + said + c.text[c.spans[a1 - 1][1] :]
-    return Substitution(said=said, instead_of=instead, sentence=sentence, wrong_claim=wrong)
+    return _swapped(c, s, sentence, (a0, a1), (b0, b1))
+
+
+def _compound(t: _Tokens, start: int, end: int) -> tuple[int, int]:
+    """[start, end) widened to the hyphenated word it is part of ("batch" in "mini-batch")."""
+
+    def joined(k: int) -> bool:  # token k is hyphened to token k - 1
+        return 0 < k < len(t.spans) and t.written[t.spans[k - 1][1] : t.spans[k][0]] == "-"
+
+    while joined(start):
+        start -= 1
+    while joined(end):
+        end += 1
+    return start, end
+
+
+def _swapped(
+    c: _Tokens, s: _Tokens, sentence: str, claim: tuple[int, int], said: tuple[int, int]
+) -> Substitution:
+    """The claim with its stretch `claim` replaced by the sentence's stretch `said`, each widened
+    to a whole hyphenated word, as written (“in training BatchNorm normalizes with the running
+    mean”, not “… the current mini running mean”)."""
+    a0, a1 = _compound(c, *claim)
+    b0, b1 = _compound(s, *said)
+    words = s.written[s.spans[b0][0] : s.spans[b1 - 1][1]]
+    instead = c.written[c.spans[a0][0] : c.spans[a1 - 1][1]]
+    wrong = c.written[: c.spans[a0][0]] + words + c.written[c.spans[a1 - 1][1] :]
+    return Substitution(said=words, instead_of=instead, sentence=sentence, wrong_claim=wrong)
 
 
 def _plain_share(claim: str, sentence: str) -> float:
