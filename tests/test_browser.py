@@ -394,7 +394,7 @@ def test_a_voice_interview_is_spoken_and_answered_without_a_click_between_turns(
     wait_text(page, "#chat", "Spoken answer", timeout_s=120)
     wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
     # the next line plays by itself. Its synthesis is quick (its first part in 0.4 s in the app's
-    # log of a failed run); in about one fresh-clone run in seven it never plays, the rest of the
+    # log of a failed run); in two of twelve fresh-clone runs it never played, the rest of the
     # line is never asked for, and the page has played question 1 twice: a delivery race in the
     # hands-free chain, not yet found (the README's test section)
     wait_for_play(page, heard_first, timeout_s=120)
