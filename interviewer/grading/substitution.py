@@ -387,10 +387,7 @@ def _swap(
 
 def _clauses(sentence: _Tokens) -> list[int]:
     """Per word, the number of its clause in the sentence (a clause opener starts the next)."""
-    clause = [0] * len(sentence.stems)
-    for j in range(1, len(sentence.stems)):
-        clause[j] = clause[j - 1] + (sentence.surface[j] in CLAUSE_OPENERS)
-    return clause
+    return _stretches(sentence, lists=False)
 
 
 _LIST_BREAK = re.compile(r"[,;:()—]")
@@ -399,11 +396,18 @@ _LIST_BREAK = re.compile(r"[,;:()—]")
 def _items(t: _Tokens) -> list[int]:
     """Per word, the number of its stretch: clauses, and the items of a list ("beta2 0.9999,
     clip at 100"), so that a number's words are read inside its own item."""
-    item = [0] * len(t.stems)
+    return _stretches(t, lists=True)
+
+
+def _stretches(t: _Tokens, lists: bool) -> list[int]:
+    """Per word, the number of its stretch: a clause opener starts the next, and with `lists`
+    so does a comma, colon, dash or bracket before the word."""
+    stretch = [0] * len(t.stems)
     for j in range(1, len(t.stems)):
         gap = t.text[t.spans[j - 1][1] : t.spans[j][0]]
-        item[j] = item[j - 1] + (t.surface[j] in CLAUSE_OPENERS or bool(_LIST_BREAK.search(gap)))
-    return item
+        breaks = t.surface[j] in CLAUSE_OPENERS or (lists and bool(_LIST_BREAK.search(gap)))
+        stretch[j] = stretch[j - 1] + breaks
+    return stretch
 
 
 def _ratio(t: _Tokens, j: int) -> bool:
@@ -524,6 +528,9 @@ def _number_otherwise(
             continue  # the point's subject ("stage 1 shards ..."): another subject is another claim
         anchor = _near(claim, i, i + 1, claim_items, NUMBER_REACH) & words
         own = float(claim.stems[i])
+        start, end = _range_of(claim, i)
+        counts = _unit(claim, end - 1)  # what the point's number (or range) counts
+        values = [float(v) for v in claim.stems[start:end] if _is_number(v)]
         if not anchor or any(
             _agrees(float(w), own, _percent(claim.stems, i + 1) != _percent(answer.stems, k + 1), ROUNDING)
             for k, w in enumerate(answer.stems)
@@ -536,17 +543,15 @@ def _number_otherwise(
             if not _met(anchor, _near(sentence, j, j + 1, items, NUMBER_REACH)):
                 continue  # a number of something else
             unit = _unit(sentence, _range_of(sentence, j)[1] - 1)
-            if unit and unit != _unit(claim, _range_of(claim, i)[1] - 1):
+            if unit and unit != counts:
                 continue  # "ten classes" counts classes, not the point's "one tenth"; "another
                 # 10 to 20 epochs" counts epochs, not the point's "after epoch 5"
             if _ratio(sentence, j):
                 continue  # "1 in 10 tokens": a ratio
             counted = {claim.stems[i - 1] if i else "", sentence.stems[j - 1] if j else ""} & COUNTERS
-            if counted and {float(claim.stems[i]), float(w)} <= {0.0, 1.0}:
+            if counted and {own, float(w)} <= {0.0, 1.0}:
                 continue  # "from step one" says "at step zero"
             x, shares = float(w), _percent(claim.stems, i + 1) != _percent(sentence.stems, j + 1)
-            start, end = _range_of(claim, i)
-            values = [float(v) for v in claim.stems[start:end] if _is_number(v)]
             if min(values) <= x <= max(values) or any(_agrees(x, v, shares, APPROXIMATE) for v in values):
                 continue  # the number said roughly ("around 57,000" for 57,344), or inside its range
             if any(_agrees(x, float(n), shares, ROUNDING) for n in point_numbers):
