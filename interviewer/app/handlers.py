@@ -396,12 +396,16 @@ class Interviews:
         page round trip, about 0.25 s), waits for the grade, then says the line as `on_voice`
         does. Nothing is said when the recording was not sent."""
         if not hands_free(voice_on, review, draft_id, text):
+            log.debug(
+                "voice of a recording: not a hands-free turn (draft %r, %d characters)", draft_id, len(text)
+            )
             yield gr.skip()
             return
         turn = self._hands_free_turn(draft_id)
         over = turn.done.wait(HANDS_FREE_WAIT_S)
         with self._hands_free_lock:
             self._hands_free.pop(draft_id, None)
+        log.debug("voice of recording %s: turn over %s, sent %s", draft_id, over, turn.sent)
         if not (over and turn.sent):
             yield gr.skip()
             return
@@ -434,6 +438,7 @@ class Interviews:
                     ahead.result()  # raises what speaking raised
                 else:
                     speak(part, out, voice)
+                log.debug("voice: part %d of %d of line %s out", n + 1, len(parts), out.name)
                 yield str(out)
         except InterviewerError as exc:
             if session_id in self._voice_off:  # said once per session; the text goes on
