@@ -78,6 +78,14 @@ def number_hedges() -> frozenset[str]:
     return frozenset(_data()["number_hedges"].split())
 
 
+def overstated() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """({absolute: the hedges it overstates}, the words before an absolute that soften it):
+    ({"always": ("usually", "often", ...), ...}, ("almost", "nearly", ...))."""
+    data = _data()["overstated"]
+    absolutes = {str(k): tuple(str(w) for w in v) for k, v in data["absolutes"].items()}
+    return absolutes, tuple(str(w) for w in data["softened_by"])
+
+
 def speech_fillers() -> tuple[tuple[str, ...], dict[str, str]]:
     """(the filler kinds speech counts, {spelling: kind} for the one-word ones)."""
     fillers = _data()["speech_fillers"]

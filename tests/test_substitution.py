@@ -202,7 +202,7 @@ def test_a_point_turned_round_or_a_term_about_something_else_is_not_read(claim: 
 
 def test_every_phrasing_of_every_bank_point_said_as_is_reads_as_no_swap() -> None:
     """Measured over the whole bank: 0 of 1,523 phrasings read as any point of their question
-    swapped, in word order or by its number (rubric-25)."""
+    swapped, in word order or by its number (rubric-26)."""
     bank = load_bank(load_settings())
     wrong = []
     for q in bank.questions:
@@ -217,7 +217,7 @@ def test_every_phrasing_of_every_bank_point_said_as_is_reads_as_no_swap() -> Non
 
 def test_written_wrong_sentences_are_read_and_right_ones_are_not() -> None:
     """A floor on the calibration split's written sentences (`evals/polarity/written.jsonl`),
-    on which the any-order readings were chosen: rubric-25 reads 197 of the 1,176 that say a
+    on which the any-order readings were chosen: rubric-26 reads 199 of the 1,176 that say a
     point wrong (rubric-24: 147), 44 of the 131 that give it a wrong number (23), and 2 of the
     1,176 that say a point right (2)."""
     import json
@@ -258,13 +258,30 @@ def test_the_rubrics_own_wrong_twins_are_read_as_swaps() -> None:
     assert total == 420 and read_as_swapped >= 90
 
 
-def test_opposed_terms_read_both_ways_round_and_hold_no_hedge() -> None:
+def test_opposed_terms_read_both_ways_round_and_a_hedge_only_against_its_absolute() -> None:
     pairs = opposed()
     assert ("weight", "decay") in pairs[("gradient", "clipp")] and ("gradient", "clipp") in pairs[
         ("weight", "decay")
     ]
     assert ("lower",) in pairs[("higher",)]
-    assert not any(w in ("alway", "usual", "never") for phrase in pairs for w in phrase)
+    # the rubrics' own pairs hold no hedge; "always" stands against the hedges it overstates
+    assert "alway" not in (ROOT / "interviewer" / "grading" / "substitutions.yaml").read_text()
+    assert pairs[("usual",)] == {("alway",), ("never",)} and ("often",) in pairs[("alway",)]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said"),
+    [
+        ("A loss spike is always a bad batch of data.", "always"),
+        ("Loss spikes always come from a bad batch of data.", "always"),
+        ("A loss spike is almost always a bad batch of data.", None),  # a hedge too
+        ("A loss spike is pretty much always a bad batch of data.", None),
+        ("A loss spike is often a bad batch of data.", None),  # hedge for hedge
+        ("A loss spike is usually, not always, a bad batch of data.", None),
+    ],
+)  # fmt: skip
+def test_an_absolute_where_the_point_hedges_is_read_as_over_general(sentence: str, said: str | None) -> None:
+    assert read("a loss spike is usually a bad batch of data", sentence) == said
 
 
 def test_the_opposed_terms_file_is_what_the_rubrics_give() -> None:

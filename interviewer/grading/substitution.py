@@ -45,8 +45,10 @@ rate"), in either reading.
 
 The opposed terms are data, not judgement: `evals/build_substitutions.py` collects them from
 the rubric's twins and the written wrong versions of its key points, where a rubric writer
-set one term against another, and leaves out hedges ("usually" / "always": an answer's
-"almost always" is no error) and numbers (read as numbers here).
+set one term against another, and leaves out hedges and numbers (read as numbers here). An
+absolute where the point hedges is an over-general claim, read as a term against the hedges it
+overstates (`overstated` in cues.yaml: "always" for "usually", "never" for "rarely"), except
+when softened ("almost always" hedges as "usually" does).
 
 Pure text: no model, no state.
 
@@ -173,14 +175,32 @@ def tokens(text: str) -> _Tokens:
 
 @functools.cache
 def opposed() -> dict[Phrase, frozenset[Phrase]]:
-    """Per stem phrase, the phrases a rubric writer set against it (read both ways round)."""
+    """Per stem phrase, the phrases a rubric writer set against it, and the hedges an absolute
+    overstates (`overstated` in cues.yaml); read both ways round."""
     data = yaml.load(LEXICON_FILE.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    pairs = [(a.split(), b.split()) for a, b in data["pairs"]]
+    pairs += [(tokens(a).stems, tokens(h).stems) for a, hs in cues.overstated()[0].items() for h in hs]
     against: dict[Phrase, set[Phrase]] = {}
-    for a, b in data["pairs"]:
-        x, y = tuple(a.split()), tuple(b.split())
+    for a, b in pairs:
+        x, y = tuple(a), tuple(b)
         against.setdefault(x, set()).add(y)
         against.setdefault(y, set()).add(x)
     return {k: frozenset(v) for k, v in against.items()}
+
+
+@functools.cache
+def _softeners() -> tuple[frozenset[str], tuple[Phrase, ...]]:
+    """(the absolutes' stems, the softeners' stem phrases) of `overstated` in cues.yaml."""
+    absolutes, softeners = cues.overstated()
+    return frozenset(tokens(a).stems[0] for a in absolutes), tuple(tokens(w).stems for w in softeners)
+
+
+def _softened(sentence: _Tokens, b0: int, b1: int) -> bool:
+    """The term at `b0`..`b1` is an absolute said softly: "almost always" hedges as "usually" does."""
+    absolutes, softeners = _softeners()
+    if sentence.stems[b0:b1] not in {(a,) for a in absolutes}:
+        return False
+    return any(sentence.stems[max(0, b0 - len(w)) : b0] == w for w in softeners)
 
 
 @functools.cache
@@ -344,6 +364,8 @@ def _swap(
                 continue
             if _taken_back(sentence, b1):
                 continue  # "it normalizes over the features, wait, I mean the batch": taken back
+            if _softened(sentence, b0, b1):
+                continue  # "almost always" for "usually": a hedge too
             if in_clause[clause[b0]] < clause_words:
                 continue  # the term stands in a clause of its own, not in one that says the point
             if negated(sentence.surface, b0, b1, clause) != negated(claim.surface, a0, a1):
@@ -715,6 +737,8 @@ def _flips(
                 near = sentence.surface[max(0, b0 - NEGATION_REACH) : b1 + NEGATION_REACH]
                 if any(_is_negation(w) for w in near) != claim_negated or _taken_back(sentence, b1):
                     continue  # "don't raise it"; "weight decay, sorry, clipping"
+                if _softened(sentence, b0, b1):
+                    continue  # "almost always" for "usually"
                 found.setdefault(a, (a0, a1, b0, b1))
                 break
     return found
