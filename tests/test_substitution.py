@@ -217,7 +217,7 @@ def test_every_phrasing_of_every_bank_point_said_as_is_reads_as_no_swap() -> Non
 
 def test_written_wrong_sentences_are_read_and_right_ones_are_not() -> None:
     """A floor on the calibration split's written sentences (`evals/polarity/written.jsonl`),
-    on which the any-order readings were chosen: rubric-26 reads 199 of the 1,176 that say a
+    on which the any-order readings were chosen: rubric-26 reads 200 of the 1,176 that say a
     point wrong (rubric-24: 147), 44 of the 131 that give it a wrong number (23), and 2 of the
     1,176 that say a point right (2)."""
     import json
@@ -282,6 +282,12 @@ def test_opposed_terms_read_both_ways_round_and_a_hedge_only_against_its_absolut
 )  # fmt: skip
 def test_an_absolute_where_the_point_hedges_is_read_as_over_general(sentence: str, said: str | None) -> None:
     assert read("a loss spike is usually a bad batch of data", sentence) == said
+
+
+def test_a_hedge_that_opens_the_point_is_not_its_subject() -> None:
+    """002-19's point "usually a bad batch of data": its subject is the bad batch, so an
+    absolute in the hedge's place is read."""
+    assert read("usually a bad batch of data", "A gradient norm spike is always a bad batch of data.") == "always"
 
 
 def test_the_opposed_terms_file_is_what_the_rubrics_give() -> None:

@@ -189,6 +189,13 @@ def opposed() -> dict[Phrase, frozenset[Phrase]]:
 
 
 @functools.cache
+def _hedges() -> frozenset[str]:
+    """The stems of every absolute and hedge of `overstated` in cues.yaml."""
+    absolutes, _ = cues.overstated()
+    return frozenset(tokens(w).stems[0] for a, hs in absolutes.items() for w in (a, *hs))
+
+
+@functools.cache
 def _softeners() -> tuple[frozenset[str], tuple[Phrase, ...]]:
     """(the absolutes' stems, the softeners' stem phrases) of `overstated` in cues.yaml."""
     absolutes, softeners = cues.overstated()
@@ -323,10 +330,9 @@ def _swap(
     claim_gaps = _runs([i for i in range(len(x)) if i not in in_claim])
     sentence_gaps = _runs([j for j in range(len(y)) if j not in in_sentence and lo <= j <= hi])
     content = [i for i, w in enumerate(claim.surface) if _is_content(w)]
-    # the point's subject: its first content word, and a number right after it ("stage 2")
-    subject = {content[0], content[0] + 1} if content else {0}
-    if content and (content[0] + 1 >= len(x) or not _is_number(x[content[0] + 1])):
-        subject.discard(content[0] + 1)
+    # the point's subject (its first content word), and a number right after it ("stage 2")
+    first = _subject(claim)
+    subject = {first, first + 1} if first + 1 < len(x) and _is_number(x[first + 1]) else {first}
     pairs = opposed()
     # the gap a word stands in: how many aligned stretches end before it. A swapped term
     # stands where the claim's term stands: in the same gap, or in the next one across a
@@ -495,8 +501,12 @@ def _near(t: _Tokens, start: int, end: int, item: list[int], reach: int) -> set[
 
 
 def _subject(claim: _Tokens) -> int:
-    """Where the claim's subject stands: its first content word."""
-    return next((k for k, w in enumerate(claim.surface) if _is_content(w)), 0)
+    """Where the claim's subject stands: its first content word that is not a hedge or an
+    absolute ("usually a bad batch of data": "bad batch")."""
+    hedges = _hedges()
+    return next(
+        (k for k, w in enumerate(claim.surface) if _is_content(w) and claim.stems[k] not in hedges), 0
+    )
 
 
 def _says_enough(said: set[str], words: Iterable[str]) -> bool:
