@@ -287,7 +287,10 @@ def test_an_absolute_where_the_point_hedges_is_read_as_over_general(sentence: st
 def test_a_hedge_that_opens_the_point_is_not_its_subject() -> None:
     """002-19's point "usually a bad batch of data": its subject is the bad batch, so an
     absolute in the hedge's place is read."""
-    assert read("usually a bad batch of data", "A gradient norm spike is always a bad batch of data.") == "always"
+    assert (
+        read("usually a bad batch of data", "A gradient norm spike is always a bad batch of data.")
+        == "always"
+    )
 
 
 def test_the_opposed_terms_file_is_what_the_rubrics_give() -> None:
