@@ -87,6 +87,9 @@ def test_build_app_has_the_documented_elements_and_api(settings, app_manager: Se
     assert voice["props"]["autoplay"] is True  # the interviewer's line plays by itself
     public = {d["api_name"] for d in config["dependencies"] if d.get("api_visibility") == "public"}
     assert public == {"start", "answer", "transcribe"}  # UI events stay private
+    # every line is said: a voice event is not dropped while the previous line's still runs
+    speaking = [d for d in config["dependencies"] if voice["id"] in d["outputs"]]
+    assert len(speaking) >= 8 and all(d["trigger_mode"] == "multiple" for d in speaking)
 
 
 def test_build_app_refuses_a_manager_without_reviewed_speech(settings, manager: SessionManager) -> None:  # type: ignore[no-untyped-def]

@@ -298,8 +298,17 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
         )
         started.then(None, [stored], None, js=SAVE_SESSION_JS, api_visibility=PRIVATE)
 
+        # Every line is said, even one that comes while the last is still being synthesized
+        # (a quick "/skip" or a short answer): Gradio's default trigger mode, "once", would drop
+        # the voice of a turn whose previous voice event is still running.
         def speak_after(event: gr.events.Dependency) -> None:
-            event.then(interviews.on_voice, [session, voice_mode], [voiced], api_visibility=PRIVATE)
+            event.then(
+                interviews.on_voice,
+                [session, voice_mode],
+                [voiced],
+                trigger_mode="multiple",
+                api_visibility=PRIVATE,
+            )
 
         def after_turn(event: gr.events.Dependency) -> None:
             """A turn is over: refresh the report if the session ended, and say the next line."""
@@ -345,6 +354,7 @@ def layout(interviews: Interviews, max_concurrent: int) -> gr.Blocks:
                 [session, voice_mode, review, draft, transcript],
                 [voiced],
                 concurrency_limit=None,  # it mostly waits; speaking goes through the one voice worker
+                trigger_mode="multiple",
                 api_visibility=PRIVATE,
             )
         after_turn(
