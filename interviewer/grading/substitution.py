@@ -196,16 +196,16 @@ def _hedges() -> frozenset[str]:
 
 
 @functools.cache
-def _softeners() -> tuple[frozenset[str], tuple[Phrase, ...]]:
-    """(the absolutes' stems, the softeners' stem phrases) of `overstated` in cues.yaml."""
+def _softeners() -> tuple[frozenset[Phrase], tuple[Phrase, ...]]:
+    """(the absolutes, the words that soften them), as stem phrases, of `overstated` in cues.yaml."""
     absolutes, softeners = cues.overstated()
-    return frozenset(tokens(a).stems[0] for a in absolutes), tuple(tokens(w).stems for w in softeners)
+    return frozenset(tokens(a).stems for a in absolutes), tuple(tokens(w).stems for w in softeners)
 
 
 def _softened(sentence: _Tokens, b0: int, b1: int) -> bool:
     """The term at `b0`..`b1` is an absolute said softly: "almost always" hedges as "usually" does."""
     absolutes, softeners = _softeners()
-    if sentence.stems[b0:b1] not in {(a,) for a in absolutes}:
+    if sentence.stems[b0:b1] not in absolutes:
         return False
     return any(sentence.stems[max(0, b0 - len(w)) : b0] == w for w in softeners)
 
