@@ -22,6 +22,10 @@ from interviewer.settings import load_settings
 
 log = logging.getLogger(__name__)
 
+BACKEND_HELP = (
+    "grader: rubric (default, no LLM), openai, openai-compatible, llama-cpp (or INTERVIEWER_BACKEND)"
+)
+
 
 @dataclass(frozen=True)
 class Command:
@@ -45,20 +49,31 @@ def _index_args(p: argparse.ArgumentParser) -> None:
     pass
 
 
+def _filter_args(p: argparse.ArgumentParser) -> None:
+    """Which bank questions: the same options for listing them and for practising on them."""
+    p.add_argument(
+        "--topic",
+        action="append",
+        help="only this topic, e.g. learning-rate, precision, batch-size (repeatable; "
+        "`interviewer questions` shows each question's topic)",
+    )
+    p.add_argument("--difficulty", choices=["easy", "medium", "hard"], help="only this difficulty")
+    p.add_argument("--source", help="only this document: 000, 002, 003, 004, or a user document's id")
+
+
 def _questions_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--source", help="document id: 000, 002, 003, 004, or a user document")
-    p.add_argument("--topic", action="append", help="topic (repeatable)")
-    p.add_argument("--json", action="store_true")
+    _filter_args(p)
+    p.add_argument("--json", action="store_true", help="print the questions as JSON")
 
 
 def _search_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text")
-    p.add_argument("--k", type=int, default=5)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("text", help="what to look for, in your own words")
+    p.add_argument("--k", type=int, default=5, help="how many passages (default 5)")
+    p.add_argument("--json", action="store_true", help="print the passages as JSON")
 
 
 def _ingest_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+")
+    p.add_argument("paths", nargs="+", help="Markdown, text or PDF files")
 
 
 def _reader_args(p: argparse.ArgumentParser) -> None:
@@ -79,39 +94,55 @@ def _reader_args(p: argparse.ArgumentParser) -> None:
 
 def _grade_args(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--question-id")
-    which.add_argument("--question")
-    which.add_argument("--batch", metavar="IN.jsonl")
-    p.add_argument("--reference")
+    which.add_argument("--question-id", metavar="ID", help="a bank question's id, e.g. 002-07")
+    which.add_argument(
+        "--question", metavar="TEXT", help="a bank question's text, or any question with --reference"
+    )
+    which.add_argument(
+        "--batch",
+        metavar="IN.jsonl",
+        help="one answer a line: {question_id or question, answer, [reference]}",
+    )
+    p.add_argument("--reference", metavar="TEXT", help="a reference answer to grade against (no rubric)")
     ans = p.add_mutually_exclusive_group()
-    ans.add_argument("--answer")
-    ans.add_argument("--answer-file")
-    p.add_argument("--out", metavar="OUT.jsonl")
-    p.add_argument("--backend", default=None, help="rubric (default), openai, openai-compatible, llama-cpp")
+    ans.add_argument("--answer", metavar="TEXT", help="the answer to grade")
+    ans.add_argument("--answer-file", metavar="FILE", help="the answer to grade, from a text file")
+    p.add_argument("--out", metavar="OUT.jsonl", help="with --batch: where the grades go (default: stdout)")
+    p.add_argument("--backend", default=None, help=BACKEND_HELP)
     _reader_args(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the grade and its evidence as JSON")
 
 
 def _eval_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default=None)
-    p.add_argument("--split", choices=["calibration", "held-out", "all"], default="held-out")
+    p.add_argument("--backend", default=None, help=BACKEND_HELP)
+    p.add_argument(
+        "--split",
+        choices=["calibration", "held-out", "all"],
+        default="held-out",
+        help="which graded answers: held-out (default; never fitted on), calibration or all",
+    )
     p.add_argument("--out", metavar="DIR", help="results folder (default: evals/results in a checkout)")
     p.add_argument("--runs", type=int, default=5, help="test-retest runs")
     p.add_argument(
         "--questions", type=int, default=None, help="only the first N questions (slow LLM backends)"
     )
     _reader_args(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
 def _practice_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--topic", action="append")
-    p.add_argument("--difficulty", choices=["easy", "medium", "hard"])
-    p.add_argument("--source")
-    p.add_argument("--questions", type=int, default=3)
-    p.add_argument("--mode", choices=["drill", "interview"], default="interview")
-    p.add_argument("--backend", default=None)
-    p.add_argument("--json-log", metavar="FILE")
+    _filter_args(p)
+    p.add_argument("--questions", type=int, default=3, help="how many bank questions (default 3)")
+    p.add_argument(
+        "--mode",
+        choices=["drill", "interview"],
+        default="interview",
+        help="interview (default): follow-ups on what you missed; drill: one answer a question",
+    )
+    p.add_argument("--backend", default=None, help=BACKEND_HELP)
+    p.add_argument(
+        "--json-log", metavar="FILE", help="append every event of the session to FILE as JSON lines"
+    )
     p.add_argument("--resume", metavar="ID", help="a session id, or 'last'")
     p.add_argument(
         "--speak", action="store_true", help="say the interviewer's lines (WAV files where no audio output)"
@@ -121,31 +152,33 @@ def _practice_args(p: argparse.ArgumentParser) -> None:
 
 
 def _speak_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text")
-    p.add_argument("--out", required=True, metavar="FILE.wav")
+    p.add_argument("text", help="the line to say")
+    p.add_argument("--out", required=True, metavar="FILE.wav", help="where the WAV file goes")
     p.add_argument("--voice", help="auto (default), piper, flite, espeak-ng, or a Piper .onnx voice file")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
 def _transcribe_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file")
+    p.add_argument("file", help="a recorded answer (WAV, MP3, M4A, WebM, OGG)")
     p.add_argument("--question-id", help="prompt the model with this question's terms")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the transcript and delivery as JSON")
 
 
 def _ui_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)"
+    )
+    p.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     p.add_argument("--share", action="store_true", help="public Gradio link (off by default)")
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--session")
-    g.add_argument("--last", action="store_true")
-    g.add_argument("--all", action="store_true")
-    p.add_argument("--format", choices=["md", "html"], default="md")
-    p.add_argument("-o", "--output")
+    g.add_argument("--session", metavar="ID", help="one session")
+    g.add_argument("--last", action="store_true", help="the most recent finished session (the default)")
+    g.add_argument("--all", action="store_true", help="every session so far")
+    p.add_argument("--format", choices=["md", "html"], default="md", help="Markdown (default) or HTML")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (default: stdout)")
 
 
 def _bench_args(p: argparse.ArgumentParser) -> None:

@@ -147,6 +147,13 @@ class Settings(BaseSettings):
     def checkpoint_path(self) -> Path:
         return self.home / "checkpoints.sqlite"
 
+    def grading_backend(self, backend: str | None = None) -> str:
+        """Which grader grades for `backend` (default: INTERVIEWER_BACKEND): an LLM backend
+        grades with its LLM unless INTERVIEWER_LLM_GRADES is false; else `grader` (the
+        embedded `rubric` grader unless INTERVIEWER_GRADER says otherwise)."""
+        backend = backend or self.backend
+        return backend if backend != "rubric" and self.llm_grades else self.grader
+
     def ensure_home(self) -> Path:
         self.home.mkdir(parents=True, exist_ok=True)
         return self.home

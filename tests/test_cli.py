@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -146,6 +147,11 @@ def test_batch_free_references_of_one_character_grade_and_bad_ones_are_reported(
         (("grade", "--question-id", "002-01", "--answer-file", "/no/such/file"), "no such file"),
         (("search", "  "), "Empty search"),
         (("ingest", "/no/such/doc.md"), "no such file"),
+        (
+            ("questions", "--topic", "warmup"),
+            "Unknown topic 'warmup'; use one of: loss-curves, learning-rate",
+        ),
+        (("questions", "--source", "999"), "Unknown source '999'; use one of: 000, 002, 003, 004"),
     ],
 )
 def test_errors_are_one_clean_line_and_a_nonzero_exit(args: tuple[str, ...], message: str) -> None:
@@ -161,3 +167,61 @@ def test_search_json_returns_ranked_hits(indexed_home: Path) -> None:
     hits = json.loads(out.stdout)
     assert len(hits) == 3 and {"question_id", "source", "text", "score"} <= set(hits[0])
     assert hits[0]["score"] >= hits[-1]["score"]
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    from interviewer.cli import build_parser
+
+    subcommands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    silent = [
+        f"{name} {action.dest}"
+        for name, parser in subcommands.choices.items()
+        for action in parser._actions
+        if not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()
+    ]
+    assert silent == []
+
+
+def test_questions_filter_by_difficulty() -> None:
+    out = run("questions", "--difficulty", "hard", "--json")
+    assert out.returncode == 0, out.stderr
+    assert {q["difficulty"] for q in json.loads(out.stdout)} == {"hard"}
+
+
+def test_a_practice_with_a_wrong_topic_fails_before_building_the_first_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INTERVIEWER_HOME", str(tmp_path / "fresh"))
+    out = run("practice", "--topic", "lr", stdin="")
+    assert out.returncode == 2
+    assert "Unknown topic 'lr'" in out.stderr and "Traceback" not in out.stderr
+    assert "building the vector index" not in out.stderr
+    assert not (tmp_path / "fresh" / "chroma").exists()
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({"INTERVIEWER_BACKEND": "llama-cpp"}, "No model file for the llama-cpp backend"),
+        ({"INTERVIEWER_BACKEND": "openai", "OPENAI_API_KEY": ""}, "No OpenAI key found"),
+    ],
+)
+def test_grade_uses_the_backend_the_environment_names(
+    environment: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The LLM backend set for practice grades `interviewer grade` too (its missing
+    model or key is the proof that it was asked for)."""
+    monkeypatch.delenv("INTERVIEWER_LLM_GGUF", raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    out = run("grade", "--question-id", "002-07", "--answer", "Adam's second moment is noisy early on.")
+    assert out.returncode == 2 and message in out.stderr
+
+
+def test_an_llm_backend_that_only_words_the_questions_leaves_grading_to_the_embedded_grader() -> None:
+    from interviewer.settings import Settings
+
+    assert Settings(backend="llama-cpp").grading_backend() == "llama-cpp"
+    assert Settings(backend="llama-cpp", llm_grades=False).grading_backend() == "rubric"
+    assert Settings(backend="rubric").grading_backend("openai") == "openai"
+    assert Settings(grader="openai").grading_backend() == "openai"

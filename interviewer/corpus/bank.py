@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from interviewer.corpus.parsers import PARSERS, ParsedQuestion
 from interviewer.corpus.schema import (
+    TOPICS,
     KeyPoint,
     Location,
     Question,
@@ -32,7 +33,7 @@ from interviewer.corpus.schema import (
     ScriptFile,
 )
 from interviewer.cues import SAFE_LOADER
-from interviewer.errors import BankError, QuestionNotFound
+from interviewer.errors import BadInput, BankError, QuestionNotFound
 from interviewer.settings import Settings
 
 FileModel = TypeVar("FileModel", bound=BaseModel)
@@ -96,6 +97,15 @@ class Bank:
     def concept_of(self, question_id: str) -> str:
         """Questions without a shared concept are their own concept."""
         return self.by_id[question_id].concept or question_id
+
+    def check_filter(self, topics: list[str] | None = None, source: str | None = None) -> None:
+        """BadInput naming the valid values when a topic or source is not the bank's."""
+        unknown = [t for t in topics or () if t not in TOPICS]
+        if unknown:
+            raise BadInput(f"Unknown topic {unknown[0]!r}; use one of: {', '.join(TOPICS)}.")
+        sources = sorted({q.source for q in self.questions})
+        if source and source not in sources:
+            raise BadInput(f"Unknown source {source!r}; use one of: {', '.join(sources)}.")
 
     def filter(
         self,

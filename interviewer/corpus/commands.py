@@ -26,7 +26,8 @@ def index_corpus(settings: Settings) -> None:
 
 def run_questions(settings: Settings, args: argparse.Namespace) -> int:
     bank = load_bank(settings)
-    questions = bank.filter(topics=args.topic, source=args.source)
+    bank.check_filter(args.topic, args.source)
+    questions = bank.filter(topics=args.topic, difficulty=args.difficulty, source=args.source)
     if args.json:
         json.dump([q.to_public_json() for q in questions], sys.stdout, indent=1, ensure_ascii=False)
         print()

@@ -437,7 +437,7 @@ def markdown_table(result: dict[str, object]) -> str:
 
 
 def run_eval(settings: Settings, args: argparse.Namespace) -> int:
-    backend = args.backend or settings.grader
+    backend = args.backend or settings.grading_backend()  # a flag is explicit
     if not ANSWERS_DIR.is_dir():
         raise BadInput(
             f"The eval set is not here ({ANSWERS_DIR}): `interviewer eval` runs from a source checkout "

@@ -149,7 +149,7 @@ def run_batch(settings: Settings, grader: Grader, src: Path, out: Path | None) -
 
 
 def run_grade(settings: Settings, args: argparse.Namespace) -> int:
-    grader = make_grader(args.backend or settings.grader, settings)
+    grader = make_grader(args.backend or settings.grading_backend(), settings)  # a flag is explicit
     if args.batch:
         return run_batch(settings, grader, Path(args.batch), Path(args.out) if args.out else None)
     bank = load_bank(settings)

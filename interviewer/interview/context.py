@@ -102,9 +102,7 @@ class Services:
         """The grader for a session on `backend` (an LLM backend grades with the LLM grader)."""
         with self._lock:
             if backend not in self._graders:
-                llm_grades = backend != "rubric" and self.settings.llm_grades
-                name = backend if llm_grades else self.settings.grader
-                self._graders[backend] = make_grader(name, self.settings)
+                self._graders[backend] = make_grader(self.settings.grading_backend(backend), self.settings)
             return self._graders[backend]
 
     def llm(self, backend: str) -> LLMBackend | None:

@@ -28,7 +28,6 @@ from typing import Any
 
 from langgraph.types import Command
 
-from interviewer.corpus.schema import TOPICS
 from interviewer.errors import BadInput, StorageError, UnknownBackend
 from interviewer.grading import GRADERS
 from interviewer.interview.checkpoint import close_checkpointer, make_checkpointer
@@ -162,7 +161,7 @@ class SessionManager:
 
     def start(self, options: SessionOptions) -> tuple[str, list[Event]]:
         """A new session: its id and first events (notices, then the first question)."""
-        checked = self._check(options)
+        checked = self.check(options)
         session_id = uuid.uuid4().hex[:12]
         if options.seed is None:
             checked["seed"] = int(session_id, 16) % 2**32
@@ -316,11 +315,13 @@ class SessionManager:
     def _collect(events: Iterator[Event]) -> list[Event]:
         return [e for e in events if not isinstance(e, TokenEvent)]
 
-    def _check(self, options: SessionOptions) -> Options:
-        """Options as the graph stores them; BadInput with the valid values otherwise."""
-        unknown = [t for t in options.topics if t not in TOPICS]
-        if unknown:
-            raise BadInput(f"Unknown topic {unknown[0]!r}; use one of: {', '.join(TOPICS)}.")
+    def check(self, options: SessionOptions) -> Options:
+        """Options as the graph stores them; BadInput with the valid values otherwise.
+
+        `start` checks too; a caller checks first to fail before slow work (the first index).
+        """
+        bank = self.services.bank
+        bank.check_filter(list(options.topics), options.source)
         if options.difficulty not in (None, "easy", "medium", "hard"):
             raise BadInput(f"Unknown difficulty {options.difficulty!r}; use easy, medium or hard.")
         if options.mode not in ("drill", "interview"):
@@ -330,10 +331,6 @@ class SessionManager:
         backend = options.backend or self.settings.backend
         if backend not in GRADERS:
             raise UnknownBackend(f"Unknown backend {backend!r}. Valid: {', '.join(GRADERS)}.")
-        bank = self.services.bank
-        sources = sorted({q.source for q in bank})
-        if options.source and options.source not in sources:
-            raise BadInput(f"Unknown source {options.source!r}; use one of: {', '.join(sources)}.")
         if not bank.filter(list(options.topics) or None, options.difficulty, options.source):
             raise BadInput(
                 "No question matches these options. List questions with "

@@ -225,14 +225,17 @@ def run_practice(
         out.write("note: no microphone found (no ALSA capture device): type your answers instead.\n")
         listen = False
     try:
+        options = None if args.resume else _options(settings, args)
+        if options is not None:
+            manager.check(options)  # a wrong topic fails now, not after the first index
         if manager.services.store.count() == 0:
             print("building the vector index (first run, about 30 s)...", file=sys.stderr)
             manager.ensure_index()
-        if args.resume:
+        if options is None:
             session_id, events = manager.resume(args.resume)
             out.write(f"resuming session {session_id}\n")
         else:
-            session_id, events = manager.start(_options(settings, args))
+            session_id, events = manager.start(options)
             out.write(f"session {session_id} — resume with `interviewer practice --resume {session_id}`\n")
             out.write(f"Answer, then an empty line to send it. {HELP} End of input ends the session.\n")
         out.flush()
