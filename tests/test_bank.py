@@ -40,6 +40,15 @@ def test_teasers_became_proper_questions(bank) -> None:  # type: ignore[no-untyp
         assert q.rubric.misconceptions, q.id
 
 
+def test_a_question_the_document_keeps_as_a_note_is_shown_as_it_is_asked(bank) -> None:  # type: ignore[no-untyped-def]
+    note, question = bank.get("002-41"), bank.get("003-07")
+    assert note.question == "BF16 needs?" and note.title == note.ask
+    assert note.title.startswith("What extra machinery")
+    assert question.title == question.question == "What is deep double descent?"
+    assert {q.source for q in bank if q.note} == {"002"}
+    assert all(q.title.endswith("?") and len(q.title.split()) >= 5 for q in bank if q.note)
+
+
 # Recomputed from the question text, independently of the rubric files.
 NUMERIC_004 = {
     "004-01": math.log(10),  # uniform over 10 classes: -ln(1/10) nats

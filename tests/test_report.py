@@ -79,6 +79,9 @@ def test_a_session_report_has_every_section(disk_manager: SessionManager, interv
     assert all(says in md for _, _, says in GRILL_BANDS) and "/45** answered cold" in md
     assert "interviewer practice --mode drill --questions 5" in md
     assert set(report.mastery) == {r.topic for r in report.rows}
+    # the grill's items are terse notes ("FP16 vs BF16?"): the report words them as they were asked
+    asked = [disk_manager.services.bank.get(r.question_id).ask for r in report.rows]
+    assert [r.question for r in report.rows] == asked and all(a in md for a in asked)
 
 
 def test_html_is_self_contained_and_never_shows_a_key(

@@ -224,6 +224,7 @@ def _build_question(doc: str, parsed: ParsedQuestion, entry: RubricEntry | None,
             topic=entry.topic or "general",
             difficulty=entry.difficulty or parsed.difficulty or "medium",  # type: ignore[arg-type]
             question=entry.question or parsed.question,
+            note=parsed.note and not entry.question,
             short_answer=entry.short_answer or parsed.short_answer,
             reference=reference,
             rubric=Rubric(

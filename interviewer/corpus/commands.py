@@ -33,7 +33,7 @@ def run_questions(settings: Settings, args: argparse.Namespace) -> int:
         print()
         return 0
     for q in questions:
-        print(f"{q.id:8} {q.topic:24} {q.difficulty:6} {q.question[:90]}")
+        print(f"{q.id:8} {q.topic:24} {q.difficulty:6} {q.title[:90]}")
     print(f"{len(questions)} questions", file=sys.stderr)
     return 0
 

@@ -28,6 +28,7 @@ class ParsedQuestion:
     reference: str = ""  # "" when the document carries no answer
     difficulty: str | None = None  # only 003 tags difficulty
     signal: str = ""  # 000: what the interviewer listens for
+    note: bool = False  # 002: the document words the question as a terse note ("BF16 needs?")
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -89,6 +90,7 @@ def parse_grill(text: str, file: str) -> list[ParsedQuestion]:
                 short_answer=short,
                 reference=reference,
                 location=Location(file=file, start=m.start(), end=end, section=section),
+                note=True,
             )
         )
     if quick_start >= 0:
@@ -104,6 +106,7 @@ def parse_grill(text: str, file: str) -> list[ParsedQuestion]:
                     short_answer=answer,
                     reference=answer,
                     kind="quick-fire",
+                    note=True,
                     location=Location(
                         file=file,
                         start=block_start + m.start(),

@@ -142,10 +142,17 @@ class Question(BaseModel):
     ask: str = ""
     hints: list[str] = Field(default_factory=list)
     concept: str | None = None  # questions sharing a concept are never asked twice
+    note: bool = False  # the document words it as a terse note ("BF16 needs?"), not as one asks it
 
     @property
     def key_points(self) -> list[KeyPoint]:
         return self.rubric.key_points
+
+    @property
+    def title(self) -> str:
+        """The question as a list or a report shows it: the document's own words, or, where
+        the document keeps only a note, the way the interviewer asks it."""
+        return self.ask if self.note and self.ask else self.question
 
     def to_public_json(self) -> dict[str, object]:
         """The `interviewer questions --json` shape."""

@@ -68,7 +68,7 @@ def resolve_question(
 
 def print_grade(question: Question, grade: Grade) -> None:
     marks = {"covered": "+", "partial": "~", "missed": "-"}
-    print(f"{question.id}: {question.question}")
+    print(f"{question.id}: {question.title}")
     print(
         f"score {grade.score:g}/5  ({grade.grader.grader} {grade.grader.version}, {grade.latency_ms:.0f} ms)"
     )

@@ -191,7 +191,7 @@ def session_rows(
                 session_id=record.id,
                 question_id=qid,
                 topic=q.topic if q else "general",
-                question=q.question if q else qid,
+                question=q.title if q else qid,
                 mode=group[0]["mode"],
                 cold=cold,
                 score=running.get(qid, cold) if answers else None,
@@ -248,7 +248,7 @@ def next_drill(manager: SessionManager, history: dict[str, History], now: dateti
         else:
             due = " · due for review" if h.due is not None and h.due <= now else ""
             reason = f"last {h.last_score:g}/5{due} (priority {priority(h, now):.1f})"
-        picks.append(DrillPick(qid, q.topic, q.question, reason))
+        picks.append(DrillPick(qid, q.topic, q.title, reason))
     return picks
 
 
