@@ -142,7 +142,7 @@ class LLMGrader:
     def _messages(self, question: Question, answer: str) -> list[dict[str, str]]:
         fenced = answer.replace("</answer>", "< /answer>").replace("<answer>", "< answer>")
         user = GRADER_USER.format(
-            question=question.question,
+            question=question.title,  # the grill's notes ("BF16 needs?") as the candidate heard them
             reference=question.reference,
             key_points="\n".join(f"{i}. {kp.text}" for i, kp in enumerate(question.key_points)),
             misconceptions="\n".join(f"{i}. {m.text}" for i, m in enumerate(question.rubric.misconceptions))

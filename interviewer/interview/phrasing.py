@@ -236,7 +236,7 @@ def follow_up_request(question: Question, answer: str, point: str, passages: lis
     """The LLM request for a follow-up, anchored on the script's `line` (probe or challenge)."""
     quoted = "\n\n".join(f"[{i}] {p[:800]}" for i, p in enumerate(passages, 1)) or "(none)"
     return prompts.PHRASE_FOLLOW_UP.format(
-        question=question.question,
+        question=question.title,
         answer=answer[:2000] or "(no answer)",
         point=point,
         passages=quoted,
