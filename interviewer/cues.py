@@ -86,6 +86,25 @@ def overstated() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
     return absolutes, tuple(str(w) for w in data["softened_by"])
 
 
+@cache
+def covariation() -> tuple[
+    frozenset[str], frozenset[str], dict[str, tuple[tuple[str, ...], ...]], dict[str, int]
+]:
+    """(words that say "more", words that say "less", {quantity: its phrasings as word
+    tuples, longest first}, {relation word: +1 together, -1 opposite})."""
+    data = _data()["covariation"]
+    quantities = {
+        str(name): tuple(sorted((tuple(str(p).split()) for p in phrases), key=len, reverse=True))
+        for name, phrases in data["quantities"].items()
+    }
+    return (
+        frozenset(map(str, data["up"])),
+        frozenset(map(str, data["down"])),
+        quantities,
+        {str(k): int(v) for k, v in data["relations"].items()},
+    )
+
+
 def speech_fillers() -> tuple[tuple[str, ...], dict[str, str]]:
     """(the filler kinds speech counts, {spelling: kind} for the one-word ones)."""
     fillers = _data()["speech_fillers"]

@@ -743,3 +743,16 @@ def test_a_sentence_that_says_one_of_something_states_no_number(grader, bank) ->
     assert said.numeric is not None and said.numeric.verdict == "correct" and said.score >= 4
     assert "clip it at one" in said.key_points[0].evidence
     assert said.feedback.startswith("You got the core point, for instance when you said “")
+
+
+def test_the_linear_scaling_rule_said_backwards_is_named_and_set_right(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """The wrong-claims issue's example: a fluent answer that moves the learning rate the
+    wrong way with the batch scored 5/5 before `rubric-27`; said the right way, it still does."""
+    q = bank.get("002-39")
+    wrong = "When you increase the batch size you should decrease the learning rate by the same factor."
+    grade = grader.grade(q, wrong)
+    assert grade.score <= 1.0 and grade.key_points[0].status == "missed"
+    assert [(m.text, m.evidence) for m in grade.misconceptions] == [(q.key_points[0].twin, wrong)]
+    assert "linearly with batch size" in grade.feedback
+    right = grader.grade(q, "When you double the batch size, double the learning rate.")
+    assert right.score == 5.0 and not right.misconceptions

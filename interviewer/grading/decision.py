@@ -223,7 +223,16 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         evidence = a.spans[features.span]
         if derived and said and gives_other_numbers([kp.text, *kp.alternatives], said):
             credit = 0.0  # "four bytes" does not state "2 bytes"
-        if i == numeric_idx and a.numeric is not None:
+        if (order := _at(a.point_order, i)) is not None and order.lean < 0:
+            # its terms said in its twin's order ("convergence, not vanishing gradients"), or its
+            # quantities moved the twin's way ("4x the batch, a quarter of the learning rate"):
+            # no credit, even for the point's number said about the other quantity, and the
+            # sentence is named and set right
+            credit, evidence = 0.0, order.sentence
+            contradicted.append(
+                MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
+            )
+        elif i == numeric_idx and a.numeric is not None:
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
             evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
@@ -234,13 +243,6 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
                 MisconceptionResult(
                     text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
                 )
-            )
-        elif (order := _at(a.point_order, i)) is not None and order.lean < 0:
-            # its terms said in its twin's order ("convergence, not vanishing gradients"):
-            # no credit, and the sentence is named and set right
-            credit, evidence = 0.0, order.sentence
-            contradicted.append(
-                MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
             )
         elif (swap := _at(a.point_swaps, i)) is not None and credit >= c.partial:
             # said with a term swapped ("make sure weight decay is on"), in words close enough

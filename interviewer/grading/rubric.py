@@ -38,6 +38,7 @@ from interviewer.grading.calibration import (
     PointFeatures,
     load_calibration,
 )
+from interviewer.grading.covariation import read_covariation
 from interviewer.grading.decision import EMPTY_FLAGS, POLARITY_GATE, Analysis, decide, same_outcome
 from interviewer.grading.grade import (
     INJECTION_FLAG,
@@ -761,8 +762,16 @@ class RubricGrader:
         plain = [
             s.text for j, s in enumerate(spans) if s.level == "sentence" and not refuting[j] and not asked[j]
         ]
-        point_order = [read_order(kp.text, kp.twin, plain) for kp in rubric.key_points]
-        misconception_order = [read_order(m.text, m.twin, plain) for m in rubric.misconceptions]
+        # (or, for a claim whose twin turns the sign of a relation, which way two quantities move:
+        # "a bigger batch, a smaller learning rate")
+        point_order = [
+            read_order(kp.text, kp.twin, plain) or read_covariation(kp.text, kp.twin, plain)
+            for kp in rubric.key_points
+        ]
+        misconception_order = [
+            read_order(m.text, m.twin, plain) or read_covariation(m.text, m.twin, plain)
+            for m in rubric.misconceptions
+        ]
         # a point said with one of its terms swapped for an opposed one ("weight decay" for
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
         point_swaps = (

@@ -1,0 +1,151 @@
+"""Which way two quantities move together in a sentence (`grading/covariation.py`).
+
+"scale the learning rate linearly with batch size" and "scale the learning rate inversely
+with batch size" differ in one word, which an answer rarely says: it says "increase the batch,
+decrease the learning rate". The reading takes the sign of the relation from the direction
+words next to each quantity, reads a claim only where its twin turns that sign, and stays
+silent on a negation, a question, or a sentence that names one quantity. No model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from interviewer.corpus.bank import load_bank
+from interviewer.grading.calibration import MisconceptionFeatures, PointFeatures, load_calibration
+from interviewer.grading.covariation import covariation_sign, read_covariation
+from interviewer.grading.decision import Analysis, decide
+from interviewer.grading.grade import NumericCheck
+from interviewer.grading.order import OrderReading
+from interviewer.settings import load_settings
+
+LINEAR = "scale the learning rate linearly with batch size"
+INVERSE = "scale the learning rate inversely with batch size"
+WRITTEN = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "written.jsonl"
+
+
+def lean(sentence: str) -> int | None:
+    reading = read_covariation(LINEAR, INVERSE, [sentence])
+    return None if reading is None else reading.lean
+
+
+def test_the_issues_example_reads_as_the_inverse_relation() -> None:
+    said = "When you increase the batch size you should decrease the learning rate by the same factor."
+    assert read_covariation(LINEAR, INVERSE, ["It's the linear scaling rule.", said]) == OrderReading(
+        -1, said
+    )
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Double the batch, double the learning rate.",
+        "A smaller batch needs a lower learning rate.",
+        "When the batch size grows, raise the LR by the same factor.",
+        "8x the batch means 8x the learning rate.",
+        "The learning rate should scale proportionally with the batch size.",
+        "With a larger batch you can use a higher LR, up to the critical batch size.",
+    ],
+)
+def test_quantities_that_move_together_read_as_the_linear_rule(sentence: str) -> None:
+    assert lean(sentence) == 1
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Bigger batch, proportionally smaller LR.",
+        "Halve the learning rate whenever you double the batch.",
+        "So when the batch grows by a factor k, the LR goes down by that same factor k.",
+        "The learning rate is inversely proportional to the batch size.",
+    ],
+)
+def test_quantities_that_move_apart_read_as_the_inverse_relation(sentence: str) -> None:
+    assert lean(sentence) == -1
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't lower the learning rate as the batch grows.",  # a negation: not read
+        "Should I decrease the learning rate for a bigger batch?",  # a question
+        "Use a bigger batch and a warmup.",  # one quantity
+        "Increase the batch, and raise or lower the learning rate as needed.",  # both ways at once
+        "The learning rate was 3e-4 and the batch size 512.",  # no direction, no relation word
+    ],
+)
+def test_a_sentence_that_does_not_commit_to_a_sign_is_not_read(sentence: str) -> None:
+    assert lean(sentence) is None
+
+
+def test_only_claims_whose_twin_turns_the_sign_are_read() -> None:
+    assert read_covariation(LINEAR, None, ["Double the batch, halve the LR."]) is None
+    same_sign = "scale the learning rate with the square root of the batch size"
+    assert read_covariation(LINEAR, same_sign, ["Double the batch, halve the LR."]) is None
+    assert covariation_sign("Use gradient clipping at 1.0.") is None
+
+
+def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_its_twin_as_the_twin() -> None:
+    bank = load_bank(load_settings())
+    signed = [
+        item
+        for q in bank
+        for item in [*q.key_points, *q.rubric.misconceptions]
+        if read_covariation(item.text, item.twin, [item.text]) is not None
+    ]
+    assert len(signed) >= 6  # the linear scaling rule in four documents, and its misconception
+    for item in signed:
+        for phrasing in (item.text, *item.alternatives):
+            reading = read_covariation(item.text, item.twin, [phrasing])
+            assert reading is None or reading.lean == 1, phrasing
+        assert read_covariation(item.text, item.twin, [item.twin]).lean == -1, item.twin
+
+
+def test_written_sentences_about_signed_claims_are_read_the_right_way_round() -> None:
+    """The calibration split's written sentences (`evals/polarity/written.jsonl`): of those
+    about a signed claim, no sentence that states the claim reads as its twin, and most that
+    turn the relation round do (8 of 9 read on rubric-27; the ninth gives a wrong factor with
+    the right sign)."""
+    bank = load_bank(load_settings())
+    right_as_twin, wrong_as_twin = 0, 0
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        question = bank.get(row["question_id"])
+        items = question.key_points if row["kind"] == "key_point" else question.rubric.misconceptions
+        twin = items[row["index"]].twin
+        for sentence in row["states"]:
+            reading = read_covariation(row["claim"], twin, [sentence])
+            right_as_twin += reading is not None and reading.lean < 0
+        for wrong in row["contradicts"]:
+            reading = read_covariation(row["claim"], twin, [wrong["sentence"]])
+            wrong_as_twin += reading is not None and reading.lean < 0
+    assert right_as_twin == 0
+    assert wrong_as_twin >= 7
+
+
+def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_other_quantity() -> None:
+    """The decision's side, on a hand-built analysis (no model): "4x" is the answer's number,
+    but it says the batch grows 4x and the learning rate shrinks to a quarter."""
+    question = load_bank(load_settings()).get("004-10")
+    said = "Since the batch is 4x bigger, I'd cut the learning rate to a quarter."
+    point = question.key_points[0]
+    base = Analysis(
+        flags=[],
+        numeric=NumericCheck(target=4, unit="x", tolerance=0.1, found=4, found_text="4x", verdict="correct"),
+        spans=[said],
+        sentences=[said],
+        key_points=[PointFeatures() for _ in question.key_points],
+        misconceptions=[MisconceptionFeatures() for _ in question.rubric.misconceptions],
+    )
+    calibration = load_calibration()
+    assert decide(question, base, calibration).key_points[0].status == "covered"  # the number alone
+    turned = replace(base, point_order=[OrderReading(lean=-1, sentence=said), None, None, None])
+    grade = decide(question, turned, calibration)
+    assert grade.key_points[0].status == "missed"
+    assert (point.twin, said, point.text) in {
+        (m.text, m.evidence, m.correction) for m in grade.misconceptions
+    }
