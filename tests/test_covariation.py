@@ -17,7 +17,7 @@ import pytest
 
 from interviewer.corpus.bank import load_bank
 from interviewer.grading.calibration import MisconceptionFeatures, PointFeatures, load_calibration
-from interviewer.grading.covariation import covariation_sign, read_covariation
+from interviewer.grading.covariation import read_covariation, relation_sign
 from interviewer.grading.decision import Analysis, decide
 from interviewer.grading.grade import NumericCheck
 from interviewer.grading.order import OrderReading
@@ -82,11 +82,26 @@ def test_a_sentence_that_does_not_commit_to_a_sign_is_not_read(sentence: str) ->
     assert lean(sentence) is None
 
 
+def test_any_two_quantities_of_the_cue_list_are_read_the_same_way() -> None:
+    wrong, right = "use a bigger model to reduce overfitting", "use a smaller model to reduce overfitting"
+    said = "A larger network will overfit less, so scale the model up."
+    assert read_covariation(wrong, right, [said]) == OrderReading(1, said)  # the misconception stated
+    assert read_covariation(wrong, right, ["Shrink the model to cut overfitting."]).lean == -1
+    # a third quantity named does not hide the two a claim relates
+    assert lean("Double the batch and double the learning rate, whatever the model size.") == 1
+
+
 def test_only_claims_whose_twin_turns_the_sign_are_read() -> None:
     assert read_covariation(LINEAR, None, ["Double the batch, halve the LR."]) is None
     same_sign = "scale the learning rate with the square root of the batch size"
     assert read_covariation(LINEAR, same_sign, ["Double the batch, halve the LR."]) is None
-    assert covariation_sign("Use gradient clipping at 1.0.") is None
+    assert relation_sign("Use gradient clipping at 1.0.", ("batch-size", "learning-rate")) is None
+    # a twin that also changes a hedge: "bigger models overfit more" is not the misconception
+    hedged, hedged_twin = (
+        "bigger models always overfit more once they can fit the training set",
+        "bigger models can overfit less once they can fit the training set",
+    )
+    assert read_covariation(hedged, hedged_twin, ["Classically, bigger models overfit more."]) is None
 
 
 def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_its_twin_as_the_twin() -> None:
@@ -97,7 +112,7 @@ def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_it
         for item in [*q.key_points, *q.rubric.misconceptions]
         if read_covariation(item.text, item.twin, [item.text]) is not None
     ]
-    assert len(signed) >= 6  # the linear scaling rule in four documents, and its misconception
+    assert len(signed) >= 10  # the linear scaling rule in four documents and its misconception, ...
     for item in signed:
         for phrasing in (item.text, *item.alternatives):
             reading = read_covariation(item.text, item.twin, [phrasing])
@@ -108,7 +123,7 @@ def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_it
 def test_written_sentences_about_signed_claims_are_read_the_right_way_round() -> None:
     """The calibration split's written sentences (`evals/polarity/written.jsonl`): of those
     about a signed claim, no sentence that states the claim reads as its twin, and most that
-    turn the relation round do (8 of 9 read on rubric-27; the ninth gives a wrong factor with
+    turn the relation round do (12 of 13 read on rubric-27; the other gives a wrong factor with
     the right sign)."""
     bank = load_bank(load_settings())
     right_as_twin, wrong_as_twin = 0, 0
@@ -124,7 +139,7 @@ def test_written_sentences_about_signed_claims_are_read_the_right_way_round() ->
             reading = read_covariation(row["claim"], twin, [wrong["sentence"]])
             wrong_as_twin += reading is not None and reading.lean < 0
     assert right_as_twin == 0
-    assert wrong_as_twin >= 7
+    assert wrong_as_twin >= 11
 
 
 def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_other_quantity() -> None:

@@ -5,19 +5,25 @@ rate" against "a bigger batch, a smaller learning rate".
 inversely with batch size" differ in one word, and an answer rarely says either word: it
 says "when you increase the batch size, decrease the learning rate by the same factor",
 which sentence vectors put next to the right claim. Read here instead: where a sentence
-names both quantities of a claim (`covariation.quantities` in cues.yaml: "learning rate",
-"LR", "batch size", ...) with a direction word next to each ("increase", "bigger", "8x",
-"halve", "1/8", ...: `covariation.up` and `.down`), the two directions give the sign of the
-relation it states: the same direction, they grow together; opposite directions, one
-shrinks as the other grows. Where it gives a direction for one quantity or none, a relation
-word gives the sign ("linearly", "proportionally": together; "inversely": opposite).
+names both quantities of a claim (`covariation.quantities` in cues.yaml: the learning rate,
+the batch size, memory, the model's size, overfitting, training data, resolution) with a
+direction word next to each ("increase", "bigger", "8x", "halve", "1/8", ...:
+`covariation.up` and `.down`), the two directions give the sign of the relation it states:
+the same direction, they grow together; opposite directions, one shrinks as the other grows.
+Where it gives a direction for one of them or none, a relation word gives the sign
+("linearly", "proportionally": together; "inversely": opposite), if the sentence names no
+third quantity.
 
-A claim is read so only when it and its twin both have a sign and the signs differ: then a
-sentence with the twin's sign says the twin. Not read: a sentence with a negation anywhere
-("don't lower the learning rate when the batch grows"), a question, a sentence whose
-mentions disagree, and a direction word more than `WINDOW` words from its quantity or across
-a comma, a colon or a semicolon ("bigger batch, proportionally smaller LR" is read as two
-clauses, one direction each).
+A claim is read so only when it and its twin relate the same two quantities with opposite
+signs and the twin changes no hedge ("bigger models *always* overfit more" against "... *can*
+overfit less" is not read): 10 claims of the bank, the linear scaling rule and its
+misconception, memory that grows with the batch, more data and a bigger model against
+overfitting, resolution and memory. A sentence with the twin's sign then says the twin. Not
+read: a sentence with a negation anywhere ("don't lower the learning rate when the batch
+grows"), a question, a quantity moved both ways ("raise or lower the learning rate"), and a
+direction word more than `WINDOW` words from its quantity, past a neighbouring quantity, or
+across a comma, a colon or a semicolon ("bigger batch, proportionally smaller LR" is read as
+two clauses, one direction each).
 
 Pure text: no model, no state.
 
@@ -35,8 +41,9 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
-from interviewer.cues import covariation
+from interviewer.cues import covariation, overstated
 from interviewer.grading.order import OrderReading
 from interviewer.grading.text import NEGATION, straight
 
@@ -86,17 +93,17 @@ def _mentions(words: list[str]) -> list[tuple[str, int, int]]:
     return found
 
 
-@functools.lru_cache(maxsize=16_384)
-def covariation_sign(text: str) -> tuple[tuple[str, str], int] | None:
-    """The two quantities `text` relates and the sign of the relation, or None.
+@dataclass(frozen=True)
+class _Moves:
+    """What a sentence says of its quantities: the directions next to each, and its relation words."""
 
-    >>> covariation_sign("8x the batch means 1/8 the learning rate")
-    (('batch-size', 'learning-rate'), -1)
-    >>> covariation_sign("LR proportional to batch size")
-    (('batch-size', 'learning-rate'), 1)
-    >>> covariation_sign("Use a learning rate of 3e-4.") is None
-    True
-    """
+    directions: dict[str, frozenset[int]]  # every quantity named, with the directions next to it
+    relation: frozenset[int]  # +1 "linearly", "proportionally"; -1 "inversely"
+
+
+@functools.lru_cache(maxsize=16_384)
+def _moves(text: str) -> _Moves | None:
+    """None for a question or a sentence with a negation: neither commits to a direction."""
     if text.rstrip().endswith("?") or NEGATION.search(straight(text)):
         return None
     _, _, _, relations = covariation()
@@ -109,24 +116,72 @@ def covariation_sign(text: str) -> tuple[tuple[str, str], int] | None:
             if relations.get(word, 0) > 0 and k and relations.get(words[k - 1], 0) < 0:
                 continue
             relation |= {relations[word]} if word in relations else set()
-        for name, start, end in _mentions(words):
-            begin = max(0, start - WINDOW)
-            if begin >= 1 and words[begin] in ("or", "and"):
+        mentions = _mentions(words)
+        for k, (name, start, end) in enumerate(mentions):
+            # the words between this quantity and its neighbours only: "a larger network will
+            # overfit less" gives "larger" to the network and "less" to overfitting
+            floor = mentions[k - 1][2] if k else 0
+            ceiling = mentions[k + 1][1] if k + 1 < len(mentions) else len(words)
+            begin = max(floor, start - WINDOW)
+            if begin > floor and words[begin] in ("or", "and"):
                 begin -= 1  # "raise or lower the learning rate": the coordinated word too
             before = {d for w in words[begin:start] if (d := _direction(w))}
-            after = {d for w in words[end : end + WINDOW] if (d := _direction(w))}
+            after = {d for w in words[end : min(ceiling, end + WINDOW)] if (d := _direction(w))}
             # every direction next to it: "raise or lower the learning rate" moves it both ways
             directions.setdefault(name, set()).update(before or after)
-    if len(directions) != 2:
+    return _Moves({k: frozenset(v) for k, v in directions.items()}, frozenset(relation))
+
+
+def relation_sign(text: str, pair: tuple[str, str]) -> int | None:
+    """The sign of the relation `text` states between the two quantities of `pair`: +1 they
+    move together, -1 apart, None where it does not commit to one.
+
+    >>> relation_sign("8x the batch means 1/8 the learning rate", ("batch-size", "learning-rate"))
+    -1
+    >>> relation_sign("LR proportional to batch size", ("batch-size", "learning-rate"))
+    1
+    >>> relation_sign("Use a learning rate of 3e-4.", ("batch-size", "learning-rate")) is None
+    True
+    """
+    moves = _moves(text)
+    if moves is None or not all(name in moves.directions for name in pair):
         return None
-    pair = tuple(sorted(directions))
-    first, second = (directions[name] for name in pair)
+    first, second = (moves.directions[name] for name in pair)
     if len(first) > 1 or len(second) > 1:
         return None  # the sentence moves a quantity both ways
     if first and second:
-        return (pair[0], pair[1]), next(iter(first)) * next(iter(second))
-    if len(relation) == 1:
-        return (pair[0], pair[1]), next(iter(relation))
+        return next(iter(first)) * next(iter(second))
+    if len(moves.directions) == 2 and len(moves.relation) == 1:
+        return next(iter(moves.relation))  # a relation word relates the only two quantities named
+    return None
+
+
+def _hedged(claim: str, twin: str) -> bool:
+    """Whether the twin also changes how sure the claim is ("bigger models *always* overfit
+    more" against "... *can* overfit less"): the sign alone would not say which one is said."""
+    absolutes, _ = overstated()
+    sure = set(absolutes) | {hedge for hedges in absolutes.values() for hedge in hedges}
+    return bool((set(_tokens(claim)) ^ set(_tokens(twin))) & sure)
+
+
+@functools.lru_cache(maxsize=4096)
+def signed_pair(claim: str, twin: str | None) -> tuple[tuple[str, str], int] | None:
+    """The two quantities a claim relates and its sign, where its twin states the opposite
+    sign of the same two; None for any other claim.
+
+    >>> signed_pair("use a bigger model to reduce overfitting", "use a smaller model to reduce overfitting")
+    (('model-size', 'overfitting'), -1)
+    """
+    moves = _moves(claim)
+    if not twin or moves is None or _hedged(claim, twin):
+        return None
+    names = sorted(moves.directions)
+    for k, one in enumerate(names):
+        for other in names[k + 1 :]:
+            pair = (one, other)
+            said, turned = relation_sign(claim, pair), relation_sign(twin, pair)
+            if said is not None and turned is not None and said == -turned:
+                return pair, said
     return None
 
 
@@ -134,14 +189,13 @@ def read_covariation(claim: str, twin: str | None, sentences: list[str]) -> Orde
     """The sentence that relates the claim's two quantities with the claim's sign (lean +1) or,
     failing any, with its twin's (lean -1); None where the claim and its twin are not told
     apart by a sign or no sentence relates the two quantities."""
-    if not twin:
+    signed = signed_pair(claim, twin)
+    if signed is None:
         return None
-    said, wrong = covariation_sign(claim), covariation_sign(twin)
-    if said is None or wrong is None or said[0] != wrong[0] or said[1] == wrong[1]:
-        return None
-    reads = [(read[1], s) for s in sentences if (read := covariation_sign(s)) and read[0] == said[0]]
-    right = [s for sign, s in reads if sign == said[1]]
+    pair, sign = signed
+    reads = [(read, s) for s in sentences if (read := relation_sign(s, pair)) is not None]
+    right = [s for read, s in reads if read == sign]
     if right:
         return OrderReading(lean=1, sentence=right[0])
-    turned = [s for sign, s in reads if sign == wrong[1]]
+    turned = [s for read, s in reads if read == -sign]
     return OrderReading(lean=-1, sentence=turned[0]) if turned else None
