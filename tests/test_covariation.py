@@ -48,6 +48,8 @@ def test_the_issues_example_reads_as_the_inverse_relation() -> None:
         "When the batch size grows, raise the LR by the same factor.",
         "8x the batch means 8x the learning rate.",
         "The learning rate should scale proportionally with the batch size.",
+        "Eight times the batch means eight times the learning rate.",
+        "With twice the batch, use twice the LR.",
         "With a larger batch you can use a higher LR, up to the critical batch size.",
     ],
 )
@@ -76,6 +78,8 @@ def test_quantities_that_move_apart_read_as_the_inverse_relation(sentence: str) 
         "Use a bigger batch and a warmup.",  # one quantity
         "Increase the batch, and raise or lower the learning rate as needed.",  # both ways at once
         "The learning rate was 3e-4 and the batch size 512.",  # no direction, no relation word
+        "Use a batch four times larger and the same learning rate.",  # a quantity held
+        "Keep the learning rate fixed when the batch doubles.",
     ],
 )
 def test_a_sentence_that_does_not_commit_to_a_sign_is_not_read(sentence: str) -> None:

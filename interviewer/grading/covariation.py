@@ -20,7 +20,8 @@ overfit less" is not read): 10 claims of the bank, the linear scaling rule and i
 misconception, memory that grows with the batch, more data and a bigger model against
 overfitting, resolution and memory. A sentence with the twin's sign then says the twin. Not
 read: a sentence with a negation anywhere ("don't lower the learning rate when the batch
-grows"), a question, a quantity moved both ways ("raise or lower the learning rate"), and a
+grows"), a question, a quantity moved both ways ("raise or lower the learning rate") or held
+("the same learning rate", "keep the LR fixed"), and a
 direction word more than `WINDOW` words from its quantity, past a neighbouring quantity, or
 across a comma, a colon or a semicolon ("bigger batch, proportionally smaller LR" is read as
 two clauses, one direction each).
@@ -40,6 +41,7 @@ Pure text: no model, no state.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -50,14 +52,30 @@ from interviewer.grading.text import NEGATION, straight
 # A direction word counts for a quantity when it stands at most this many words before it
 # ("increase the global batch size") or, where none does, after it ("the batch size grows").
 WINDOW = 3
+# A quantity said to stay put has no direction: "a 4x batch and the same learning rate".
+HELD = frozenset({"same", "fixed", "constant", "unchanged"})
 _CLAUSES = re.compile(r"[,;:()\u2014\u2013]|\s-\s")
 _TOKEN = re.compile(
     r"\d+\s*/\s*\d+|\d+(?:\.\d+)?\s*[x×]|[x×]\s*\d+(?:\.\d+)?|[a-z]+(?:['’][a-z]+)?|\d+(?:\.\d+)?"
 )
 
 
+# "eight times the batch", "4 times the learning rate": a multiplier, as "8x" is
+_TIMES = re.compile(
+    r"\b(\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|sixteen|hundred)\s+times\b"
+)
+_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "sixteen": "16", "hundred": "100"}  # fmt: skip
+
+
 def _tokens(clause: str) -> list[str]:
-    return [re.sub(r"\s+", "", t) for t in _TOKEN.findall(clause.lower())]
+    """Lower-case words, numbers and multipliers ("8x", "1/8"; "eight times" as "8x").
+
+    >>> _tokens("Eight times the batch, 1 / 8 the LR")
+    ['8x', 'the', 'batch', '1/8', 'the', 'lr']
+    """
+    text = _TIMES.sub(lambda m: _NUMBER_WORDS.get(m.group(1), m.group(1)) + "x", clause.lower())
+    return [re.sub(r"\s+", "", t) for t in _TOKEN.findall(text)]
 
 
 def _direction(token: str) -> int:
@@ -107,6 +125,7 @@ def _moves(text: str) -> _Moves | None:
     if text.rstrip().endswith("?") or NEGATION.search(straight(text)):
         return None
     _, _, _, relations = covariation()
+    held = HELD
     directions: dict[str, set[int]] = {}
     relation: set[int] = set()
     for clause in _CLAUSES.split(text):
@@ -123,10 +142,16 @@ def _moves(text: str) -> _Moves | None:
             floor = mentions[k - 1][2] if k else 0
             ceiling = mentions[k + 1][1] if k + 1 < len(mentions) else len(words)
             begin = max(floor, start - WINDOW)
-            if begin > floor and words[begin] in ("or", "and"):
+            if begin > floor and words[begin] in ("or", "and") and _direction(words[begin + 1]):
                 begin -= 1  # "raise or lower the learning rate": the coordinated word too
-            before = {d for w in words[begin:start] if (d := _direction(w))}
-            after = {d for w in words[end : min(ceiling, end + WINDOW)] if (d := _direction(w))}
+            near = words[begin:start], words[end : min(ceiling, end + WINDOW)]
+            # "keep the LR fixed", "the same LR"; not "raise the LR by the same factor"
+            kept = [*near[0], *itertools.takewhile(lambda w: w != "by", near[1])]
+            if any(w in held for w in kept):
+                directions.setdefault(name, set()).update((1, -1))  # "the same learning rate": no sign
+                continue
+            before = {d for w in near[0] if (d := _direction(w))}
+            after = {d for w in near[1] if (d := _direction(w))}
             # every direction next to it: "raise or lower the learning rate" moves it both ways
             directions.setdefault(name, set()).update(before or after)
     return _Moves({k: frozenset(v) for k, v in directions.items()}, frozenset(relation))
