@@ -110,7 +110,7 @@ def _correction(m: MisconceptionResult, reference: str) -> str:
     >>> _correction(m, "It is the edge of stability. The fix is lowering the learning rate.")
     "You said “The fix is raising the learning rate” — that's not right. The fix is lowering the learning rate."
     >>> _correction(m, "")
-    'You said “The fix is raising the learning rate”, but fix it by lowering the learning rate.'
+    "You said “The fix is raising the learning rate” — that's not right: fix it by lowering the learning rate."
     """
     quote = m.evidence.strip().rstrip(".")
     said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
@@ -120,7 +120,9 @@ def _correction(m: MisconceptionResult, reference: str) -> str:
     wanted = set(content_stems(m.correction))
     if right and len(wanted & set(content_stems(right))) >= CORRECTION_SHARE * len(wanted):
         return f"{said} — that's not right. {right}"
-    return f"{said}, but {_continuing(m.correction, reference).rstrip('.')}."
+    # the rubric's words are a note ("scale the learning rate linearly with batch size"),
+    # which reads as the right claim after a colon, not as a clause after "but"
+    return f"{said} — that's not right: {_continuing(m.correction, reference).rstrip('.')}."
 
 
 def write_feedback(
