@@ -86,22 +86,29 @@ def overstated() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
     return absolutes, tuple(str(w) for w in data["softened_by"])
 
 
+@dataclass(frozen=True)
+class Covariation:
+    """The cue lists of `covariation`: which way a sentence moves its quantities."""
+
+    quantities: dict[str, tuple[tuple[str, ...], ...]]  # name: its phrasings as word tuples, longest first
+    up: frozenset[str]  # words that say "more": "increase", "bigger", "double"
+    down: frozenset[str]  # words that say "less": "decrease", "smaller", "halve"
+    held: frozenset[str]  # words that keep a quantity where it is: "same", "fixed"
+    relations: dict[str, int]  # +1 they move together ("linearly"), -1 apart ("inversely")
+
+
 @cache
-def covariation() -> tuple[
-    frozenset[str], frozenset[str], dict[str, tuple[tuple[str, ...], ...]], dict[str, int]
-]:
-    """(words that say "more", words that say "less", {quantity: its phrasings as word
-    tuples, longest first}, {relation word: +1 together, -1 opposite})."""
+def covariation() -> Covariation:
     data = _data()["covariation"]
-    quantities = {
-        str(name): tuple(sorted((tuple(str(p).split()) for p in phrases), key=len, reverse=True))
-        for name, phrases in data["quantities"].items()
-    }
-    return (
-        frozenset(map(str, data["up"])),
-        frozenset(map(str, data["down"])),
-        quantities,
-        {str(k): int(v) for k, v in data["relations"].items()},
+    return Covariation(
+        quantities={
+            str(name): tuple(sorted((tuple(str(p).split()) for p in phrases), key=len, reverse=True))
+            for name, phrases in data["quantities"].items()
+        },
+        up=frozenset(map(str, data["up"])),
+        down=frozenset(map(str, data["down"])),
+        held=frozenset(map(str, data["held"])),
+        relations={str(k): int(v) for k, v in data["relations"].items()},
     )
 
 

@@ -52,8 +52,6 @@ from interviewer.grading.text import NEGATION, straight
 # A direction word counts for a quantity when it stands at most this many words before it
 # ("increase the global batch size") or, where none does, after it ("the batch size grows").
 WINDOW = 3
-# A quantity said to stay put has no direction: "a 4x batch and the same learning rate".
-HELD = frozenset({"same", "fixed", "constant", "unchanged"})
 _CLAUSES = re.compile(r"[,;:()\u2014\u2013]|\s-\s")
 _TOKEN = re.compile(
     r"\d+\s*/\s*\d+|\d+(?:\.\d+)?\s*[x×]|[x×]\s*\d+(?:\.\d+)?|[a-z]+(?:['’][a-z]+)?|\d+(?:\.\d+)?"
@@ -78,19 +76,32 @@ def _tokens(clause: str) -> list[str]:
     return [re.sub(r"\s+", "", t) for t in _TOKEN.findall(text)]
 
 
+_MULTIPLIER = re.compile(r"(\d+(?:\.\d+)?)[x×]|[x×](\d+(?:\.\d+)?)|1/(\d+)")
+
+
 def _direction(token: str) -> int:
-    """+1 for a word that says "more" ("bigger", "8x"), -1 for "less" ("halve", "1/8"), else 0."""
-    up, down, _, _ = covariation()
-    if token in up or re.fullmatch(r"\d+(?:\.\d+)?[x×]|[x×]\d+(?:\.\d+)?", token):
-        return 1 if not re.fullmatch(r"(?:0?\.\d+|1)[x×]|[x×](?:0?\.\d+|1)", token) else 0
-    if token in down or re.fullmatch(r"1/\d+", token):
+    """+1 for a word that says "more" ("bigger", "8x"), -1 for "less" ("halve", "1/8", "0.5x"),
+    else 0 ("1x", "the").
+
+    >>> [_direction(t) for t in ("bigger", "8x", "halve", "1/8", "0.5x", "1x", "the")]
+    [1, 1, -1, -1, -1, 0, 0]
+    """
+    cues = covariation()
+    if token in cues.up:
+        return 1
+    if token in cues.down:
         return -1
-    return 0
+    multiplier = _MULTIPLIER.fullmatch(token)
+    if multiplier is None:
+        return 0
+    times, by, over = multiplier.groups()
+    value = 1 / float(over) if over else float(times or by)
+    return (value > 1) - (value < 1)
 
 
 def _mentions(words: list[str]) -> list[tuple[str, int, int]]:
     """(quantity, first word, one past its last word) for each quantity named in `words`."""
-    _, _, quantities, _ = covariation()
+    quantities = covariation().quantities
     found: list[tuple[str, int, int]] = []
     i = 0
     while i < len(words):
@@ -124,8 +135,8 @@ def _moves(text: str) -> _Moves | None:
     """None for a question or a sentence with a negation: neither commits to a direction."""
     if text.rstrip().endswith("?") or NEGATION.search(straight(text)):
         return None
-    _, _, _, relations = covariation()
-    held = HELD
+    cues = covariation()
+    relations = cues.relations
     directions: dict[str, set[int]] = {}
     relation: set[int] = set()
     for clause in _CLAUSES.split(text):
@@ -147,7 +158,7 @@ def _moves(text: str) -> _Moves | None:
             near = words[begin:start], words[end : min(ceiling, end + WINDOW)]
             # "keep the LR fixed", "the same LR"; not "raise the LR by the same factor"
             kept = [*near[0], *itertools.takewhile(lambda w: w != "by", near[1])]
-            if any(w in held for w in kept):
+            if any(w in cues.held for w in kept):
                 directions.setdefault(name, set()).update((1, -1))  # "the same learning rate": no sign
                 continue
             before = {d for w in near[0] if (d := _direction(w))}
