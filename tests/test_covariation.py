@@ -150,7 +150,7 @@ def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_
     """The decision's side, on a hand-built analysis (no model): "4x" is the answer's number,
     but it says the batch grows 4x and the learning rate shrinks to a quarter."""
     question = load_bank(load_settings()).get("004-10")
-    said = "Since the batch is 4x bigger, I'd cut the learning rate to a quarter."
+    said = "Since the batch is 4x bigger, I'd cut the learning rate to 0.25 times the old value."
     point = question.key_points[0]
     base = Analysis(
         flags=[],
@@ -165,6 +165,8 @@ def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_
     turned = replace(base, point_order=[OrderReading(lean=-1, sentence=said), None, None, None])
     grade = decide(question, turned, calibration)
     assert grade.key_points[0].status == "missed"
+    # "4x" was the batch's; the learning rate's number is the quarter
+    assert grade.numeric is not None and (grade.numeric.verdict, grade.numeric.found) == ("incorrect", 0.25)
     assert (point.twin, said, point.text) in {
         (m.text, m.evidence, m.correction) for m in grade.misconceptions
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from interviewer.corpus.schema import Question
@@ -232,6 +232,14 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             contradicted.append(
                 MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
             )
+            if i == numeric_idx and a.numeric is not None and a.numeric.verdict == "correct":
+                # the number found is the other quantity's ("4x the batch"): the point's own is
+                # another number of that sentence ("a quarter, so 0.25 times"), and wrong
+                target = a.numeric.target
+                other = [q for q in extract_quantities(order.sentence) if not same_value(q.value, target)]
+                update = {"verdict": "incorrect", "found": other[0].value if other else None,
+                          "found_text": other[0].text if other else ""}  # fmt: skip
+                a = replace(a, numeric=a.numeric.model_copy(update=update))
         elif i == numeric_idx and a.numeric is not None:
             correct = a.numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
