@@ -21,10 +21,10 @@ misconception, memory that grows with the batch, more data and a bigger model ag
 overfitting, resolution and memory. A sentence with the twin's sign then says the twin. Not
 read: a sentence with a negation anywhere ("don't lower the learning rate when the batch
 grows"), a question, a quantity moved both ways ("raise or lower the learning rate") or held
-("the same learning rate", "keep the LR fixed"), and a
-direction word more than `WINDOW` words from its quantity, past a neighbouring quantity, or
-across a comma, a colon or a semicolon ("bigger batch, proportionally smaller LR" is read as
-two clauses, one direction each).
+("the same learning rate", "keep the LR fixed"), and a direction word more than `WINDOW`
+words from its quantity, past a neighbouring quantity, or across a comma, a colon or a
+semicolon ("bigger batch, proportionally smaller LR" is read as two clauses, one direction
+each).
 
 Pure text: no model, no state.
 
