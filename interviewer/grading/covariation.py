@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass
 
 from interviewer.cues import covariation, overstated
+from interviewer.grading.numbers import words_to_digits
 from interviewer.grading.order import OrderReading
 from interviewer.grading.text import NEGATION, straight
 
@@ -59,11 +60,7 @@ _TOKEN = re.compile(
 
 
 # "eight times the batch", "4 times the learning rate": a multiplier, as "8x" is
-_TIMES = re.compile(
-    r"\b(\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten|sixteen|hundred)\s+times\b"
-)
-_NUMBER_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "sixteen": "16", "hundred": "100"}  # fmt: skip
+_TIMES = re.compile(r"\b(\d+(?:\.\d+)?)\s+times\b")
 
 
 def _tokens(clause: str) -> list[str]:
@@ -72,7 +69,7 @@ def _tokens(clause: str) -> list[str]:
     >>> _tokens("Eight times the batch, 1 / 8 the LR")
     ['8x', 'the', 'batch', '1/8', 'the', 'lr']
     """
-    text = _TIMES.sub(lambda m: _NUMBER_WORDS.get(m.group(1), m.group(1)) + "x", clause.lower())
+    text = _TIMES.sub(r"\1x", words_to_digits(clause.lower()))
     return [re.sub(r"\s+", "", t) for t in _TOKEN.findall(text)]
 
 
