@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from interviewer.corpus.schema import Question
@@ -190,6 +190,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     flags = list(a.flags)
     if set(flags) & EMPTY_FLAGS:
         return _finish(question, c, [], [], a.numeric, flags, t0, zero=True)
+    numeric = a.numeric  # the check as read; a point said the twin's way can overturn it
     stated = []
     mass = 0.0
     second = c.second_reader
@@ -232,18 +233,18 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             contradicted.append(
                 MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
             )
-            if i == numeric_idx and a.numeric is not None and a.numeric.verdict == "correct":
+            if i == numeric_idx and numeric is not None and numeric.verdict == "correct":
                 # the number found is the other quantity's ("4x the batch"): the point's own is
                 # another number of that sentence ("a quarter, so 0.25 times"), and wrong
-                target = a.numeric.target
+                target = numeric.target
                 other = [q for q in extract_quantities(order.sentence) if not same_value(q.value, target)]
                 update = {"verdict": "incorrect", "found": other[0].value if other else None,
                           "found_text": other[0].text if other else ""}  # fmt: skip
-                a = replace(a, numeric=a.numeric.model_copy(update=update))
-        elif i == numeric_idx and a.numeric is not None:
-            correct = a.numeric.verdict == "correct"
+                numeric = numeric.model_copy(update=update)
+        elif i == numeric_idx and numeric is not None:
+            correct = numeric.verdict == "correct"
             credit = 1.0 if correct else min(credit, WRONG_NUMBER_CREDIT)
-            evidence = _number_quote(a.spans, a.numeric.found_text) if correct else evidence
+            evidence = _number_quote(a.spans, numeric.found_text) if correct else evidence
         elif (rejecting := _at(a.point_rejections, i)) is not None:
             # the answer rejects the point ("it's a myth that <point>"): it holds the opposite
             credit, evidence = 0.0, rejecting
@@ -315,12 +316,12 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         relevance < c.for_question(question)[1]
         and (a.elsewhere is None or a.elsewhere >= a.holistic)  # it fits another question better
         and not says_a_point
-        and not (a.numeric and a.numeric.verdict == "correct")
+        and not (numeric and numeric.verdict == "correct")
     ):
         flags.append("off-topic")
-        return _finish(question, c, results, stated, a.numeric, flags, t0, zero=True)
+        return _finish(question, c, results, stated, numeric, flags, t0, zero=True)
     return _finish(
-        question, c, results, stated, a.numeric, flags, t0,
+        question, c, results, stated, numeric, flags, t0,
         holistic=a.holistic, misconception_mass=mass,
         relevance=None if a.restates_question else relevance,
         cap=second.cap if confirmed else None,
