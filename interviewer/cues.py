@@ -94,6 +94,7 @@ class Covariation:
     up: frozenset[str]  # words that say "more": "increase", "bigger", "double"
     down: frozenset[str]  # words that say "less": "decrease", "smaller", "halve"
     held: frozenset[str]  # words that keep a quantity where it is: "same", "fixed"
+    moved: frozenset[str]  # words that move a quantity without saying which way: "change"
     relations: dict[str, int]  # +1 they move together ("linearly"), -1 apart ("inversely")
 
 
@@ -108,6 +109,7 @@ def covariation() -> Covariation:
         up=frozenset(map(str, data["up"])),
         down=frozenset(map(str, data["down"])),
         held=frozenset(map(str, data["held"])),
+        moved=frozenset(map(str, data["moved"])),
         relations={str(k): int(v) for k, v in data["relations"].items()},
     )
 

@@ -95,6 +95,35 @@ def test_any_two_quantities_of_the_cue_list_are_read_the_same_way() -> None:
     assert lean("Double the batch and double the learning rate, whatever the model size.") == 1
 
 
+def test_a_quantity_held_while_the_other_moves_is_a_relation_of_its_own() -> None:
+    """Keeping the learning rate the same when the batch size grows holds one quantity and moves
+    the other: the misconception is read where an answer does so, its twin where the answer
+    moves both together, and neither where it holds the batch instead."""
+    kept, raised = (
+        "keep the learning rate the same when the batch size grows",
+        "raise the learning rate proportionally when the batch size grows",
+    )
+    for said in (
+        "I'd keep the learning rate fixed and increase the batch size to 1024.",
+        "Keep the same LR when you change the batch size.",
+        "Use a batch four times larger and the same learning rate.",
+    ):
+        assert read_covariation(kept, raised, [said]) == OrderReading(1, said), said
+    assert read_covariation(kept, raised, ["When the batch grows 4x, raise the LR 4x."]).lean == -1
+    assert read_covariation(kept, raised, ["Keep the batch size fixed and raise the LR."]) is None
+    assert relation_sign("Keep the LR fixed.", ("batch-size", "learning-rate")) is None  # nothing moves
+
+
+def test_a_direction_word_between_two_quantities_goes_to_the_one_it_follows_when_that_one_has_none() -> None:
+    """In "gradient variance shrinks as batch size grows", "shrinks" is the variance's, "grows" the
+    batch's; "increase the batch and decrease the LR" still gives "decrease" to the LR."""
+    pair = ("batch-size", "gradient-noise")
+    assert relation_sign("gradient variance shrinks as batch size grows", pair) == -1
+    assert relation_sign("A bigger batch means a less noisy gradient.", pair) == -1
+    assert relation_sign("The larger batch gives a higher-noise estimate.", pair) == 1
+    assert relation_sign("increase the batch and decrease the LR", ("batch-size", "learning-rate")) == -1
+
+
 def test_only_claims_whose_twin_turns_the_sign_are_read() -> None:
     assert read_covariation(LINEAR, None, ["Double the batch, halve the LR."]) is None
     same_sign = "scale the learning rate with the square root of the batch size"
@@ -116,7 +145,7 @@ def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_it
         for item in [*q.key_points, *q.rubric.misconceptions]
         if read_covariation(item.text, item.twin, [item.text]) is not None
     ]
-    assert len(signed) >= 10  # the linear scaling rule in four documents and its misconception, ...
+    assert len(signed) >= 15  # the linear scaling rule in four documents and its misconceptions, ...
     for item in signed:
         for phrasing in (item.text, *item.alternatives):
             reading = read_covariation(item.text, item.twin, [phrasing])
@@ -127,7 +156,7 @@ def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_it
 def test_written_sentences_about_signed_claims_are_read_the_right_way_round() -> None:
     """The calibration split's written sentences (`evals/polarity/written.jsonl`): of those
     about a signed claim, no sentence that states the claim reads as its twin, and most that
-    turn the relation round do (12 of 13 read on rubric-27; the other gives a wrong factor with
+    turn the relation round do (14 of 15 read on rubric-28; the other gives a wrong factor with
     the right sign)."""
     bank = load_bank(load_settings())
     right_as_twin, wrong_as_twin = 0, 0
@@ -143,7 +172,7 @@ def test_written_sentences_about_signed_claims_are_read_the_right_way_round() ->
             reading = read_covariation(row["claim"], twin, [wrong["sentence"]])
             wrong_as_twin += reading is not None and reading.lean < 0
     assert right_as_twin == 0
-    assert wrong_as_twin >= 11
+    assert wrong_as_twin >= 13
 
 
 def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_other_quantity() -> None:

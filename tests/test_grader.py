@@ -756,3 +756,18 @@ def test_the_linear_scaling_rule_said_backwards_is_named_and_set_right(grader, b
     assert "linearly with batch size" in grade.feedback
     right = grader.grade(q, "When you double the batch size, double the learning rate.")
     assert right.score == 5.0 and not right.misconceptions
+
+
+def test_keeping_the_learning_rate_when_the_batch_changes_is_named_and_earns_no_point(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """The misconception "keep the learning rate fixed when you change the batch size", said in
+    other words, is named with its sentence; that sentence earns nothing for the point it
+    contradicts (the linear scaling rule), while a right point said beside it keeps its credit."""
+    q = bank.get("003-15")
+    wrong = "I'd keep the learning rate fixed and increase the batch size to 1024, then add warmup."
+    grade = grader.grade(q, wrong)
+    assert [(m.text, m.evidence) for m in grade.misconceptions] == [(q.rubric.misconceptions[0].text, wrong)]
+    assert grade.key_points[0].status == "missed"  # the linear scaling rule
+    assert grade.key_points[4].status == "covered"  # "always combine learning-rate scaling with warmup"
+    assert grade.score <= 1.0
+    right = grader.grade(q, "When you double the batch, double the learning rate too, and warm it up.")
+    assert not right.misconceptions and right.key_points[0].status == "covered"

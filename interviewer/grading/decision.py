@@ -82,6 +82,9 @@ class Analysis:
     # (`rubric.rejected_right_claims`; None: not rejected)
     point_rejections: list[str | None] = field(default_factory=list)
     misconception_rejections: list[str | None] = field(default_factory=list)
+    # the key point each misconception contradicts: the one sharing most of the misconception's
+    # and its corrected twin's words (None: no key point shares any)
+    misconception_rivals: list[int | None] = field(default_factory=list)
 
 
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)")
@@ -195,6 +198,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     mass = 0.0
     second = c.second_reader
     confirmed = False  # the second reader confirmed a wrong claim: the answer is capped
+    read_wrong: dict[int, str] = {}  # key point: a sentence read, not guessed, to state its wrong claim
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
         evidence = a.spans[mf.span] if a.spans else ""
@@ -203,8 +207,12 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         if (order := _at(a.misconception_order, j)) is not None:
             # its terms said in the wrong claim's order, or in its corrected twin's
             p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
+            if order.lean > 0 and (rival := _at(a.misconception_rivals, j)) is not None:
+                read_wrong[rival] = order.sentence
         if (rejecting := _at(a.misconception_rejections, j)) is not None:
             p, evidence = 1.0, rejecting  # its corrected twin rejected: "it's a myth that <twin>"
+            if (rival := _at(a.misconception_rivals, j)) is not None:
+                read_wrong[rival] = rejecting
         read = _at(a.misconception_reads, j)
         if read is not None:  # the second reader has the last word on what the sentence says
             p = 1.0 if read >= second.misconception_said else 0.0 if read < second.misconception_denied else p
@@ -260,6 +268,10 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             contradicted.append(
                 MisconceptionResult(text=swap.wrong_claim, evidence=evidence, correction=kp.text)
             )
+        elif i in read_wrong and _inside_any(evidence, [read_wrong[i]]):
+            # "keep the same LR when you change the batch size" states a wrong claim, read by its
+            # words' order or its quantities' moves: no evidence for the point that claim contradicts
+            credit = 0.0
         elif c.withdraw_stated and features.polarity <= 0 and _inside_any(evidence, wrong_spans):
             # the sentence that states a wrong claim is no evidence for the point it contradicts
             credit = 0.0

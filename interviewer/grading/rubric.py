@@ -121,6 +121,18 @@ def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bo
     return False
 
 
+def rival_point(claim: list[str], point_stems: list[set[str]]) -> int | None:
+    """The key point a wrong claim contradicts: the one (its content stems in `point_stems`)
+    sharing the largest share of its words with the claim's phrasings; None where none shares any.
+
+    >>> rival_point(["use a bigger model to reduce overfitting"], [{"data", "more"}, {"model", "smaller"}])
+    1
+    """
+    mine = set().union(*(content_stems(clean(p)) for p in claim))
+    shares = [len(k & mine) / max(len(k), 1) for k in point_stems]
+    return max(range(len(shares)), key=shares.__getitem__) if shares and max(shares) > 0 else None
+
+
 def distinctiveness(point_sims: np.ndarray, question_sims: np.ndarray) -> np.ndarray:
     """Per key point: how much closer some span of the answer is to it than to any other
     key point of the rubric or to the question itself.
@@ -500,7 +512,8 @@ class RubricGrader:
         own = mine - set().union(*point_stems) - question_stems
         if not own:
             return 0.0, 0.0
-        rival = max(point_stems, key=lambda k: len(k & mine) / max(len(k), 1)) if point_stems else set()
+        k = rival_point(group, point_stems)
+        rival = point_stems[0 if k is None else k] if point_stems else set()  # none shares any: the first
         theirs = rival - mine - question_stems
         best = 0.0
         for span, stems in zip(spans, span_stems, strict=True):
@@ -797,6 +810,10 @@ class RubricGrader:
             point_swaps=point_swaps,
             point_rejections=[None if j is None else sentence_text[j] for j in rejected.point_at],
             misconception_rejections=[None if j is None else sentence_text[j] for j in rejected.twin_at],
+            misconception_rivals=[
+                rival_point([*group, m.twin or ""], point_stems)
+                for m, group in zip(rubric.misconceptions, mc_groups, strict=True)
+            ],
         )
         return analysis, choose_reads(to_read)
 
