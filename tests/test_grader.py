@@ -771,3 +771,23 @@ def test_keeping_the_learning_rate_when_the_batch_changes_is_named_and_earns_no_
     assert grade.score <= 1.0
     right = grader.grade(q, "When you double the batch, double the learning rate too, and warm it up.")
     assert not right.misconceptions and right.key_points[0].status == "covered"
+
+
+def test_a_point_with_its_roles_swapped_between_clauses_is_named_and_earns_nothing(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "weights and activations in E5M2, gradients in E4M3" says the FP8 recipe's words with its
+    two formats exchanged: the recipe point earns nothing, the turned-round claim is named with its
+    sentence, and the feedback sets it right. Said the right way round, in another order, it earns
+    the point."""
+    q = bank.get("000-05")
+    wrong = "Weights and activations on the forward pass go in E5M2, and the gradients go in E4M3."
+    grade = grader.grade(q, wrong)
+    recipe = grade.key_points[2]
+    assert recipe.text.startswith("Use E4M3 for forward") and recipe.status == "missed"
+    assert [(m.text, m.evidence) for m in grade.misconceptions] == [
+        ("use e5m2 for forward weights and activations, e4m3 for gradients", wrong)
+    ]
+    assert "E4M3 for forward weights" in grade.feedback
+    right = grader.grade(
+        q, "Gradients go in E5M2, and weights and activations on the forward pass go in E4M3."
+    )
+    assert right.key_points[2].status == "covered" and not right.misconceptions

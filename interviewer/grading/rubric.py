@@ -47,6 +47,7 @@ from interviewer.grading.grade import (
 )
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.order import read_order
+from interviewer.grading.roles import read_roles
 from interviewer.grading.substitution import read_points
 from interviewer.grading.text import (
     IDF,
@@ -787,10 +788,18 @@ class RubricGrader:
         ]
         # a point said with one of its terms swapped for an opposed one ("weight decay" for
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
+        # (or with its roles swapped between its two clauses: "val loss keeps falling while train
+        # loss turns up")
+        phrasings = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         point_swaps = (
             []
             if rubric.derived
-            else read_points([[kp.text, *kp.alternatives] for kp in rubric.key_points], plain, text)
+            else [
+                swap or turned
+                for swap, turned in zip(
+                    read_points(phrasings, plain, text), read_roles(phrasings, plain), strict=True
+                )
+            ]
         )
         if self.support is not None:
             key_points, misconceptions = self._read_support(question, text, key_points, misconceptions)
