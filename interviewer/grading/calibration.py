@@ -33,7 +33,7 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
 from interviewer.grading.grade import AggregationParams
 
-GRADER_VERSION = "rubric-29"
+GRADER_VERSION = "rubric-30"
 CLAIM_READER_VERSION = f"{GRADER_VERSION}+claim-reader"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # With the claim reader on (`Settings.claim_reader`), every constant is fitted again with its
@@ -174,6 +174,11 @@ class Calibration(BaseModel):
     # a wrong claim, quoted and set right. 9.0 / -9.0: never.
     unsupported_gate: float = 9.0
     unsupported: float = -9.0
+    # An answer in which a text reading (word order, covariation, a swapped term or role, a
+    # rejected claim: `Analysis.point_order`, `point_swaps`, ...) reads a wrong claim scores at
+    # most this; the similarity detector's guesses are capped by `aggregation.misconception_cap`.
+    # 5.0: no cap.
+    read_claim_cap: float = 5.0
     misconceptions: MisconceptionWeights = MisconceptionWeights()  # stated when sigmoid(logit) >= 0.5
     soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     # Best similarity to the rubric and to the question below this, and the answer closer to

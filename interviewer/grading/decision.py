@@ -19,6 +19,7 @@ from interviewer.grading.calibration import Calibration, MisconceptionFeatures, 
 from interviewer.grading.feedback import build_grade
 from interviewer.grading.grade import (
     ATTEMPT_FLAG,
+    AggregationParams,
     Grade,
     KeyPointResult,
     MisconceptionResult,
@@ -198,6 +199,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     mass = 0.0
     second = c.second_reader
     confirmed = False  # the second reader confirmed a wrong claim: the answer is capped
+    read_claims = 0  # wrong claims read (not guessed) by a text reading: the answer is capped
     read_wrong: dict[int, str] = {}  # key point: a sentence read, not guessed, to state its wrong claim
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
@@ -207,10 +209,12 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         if (order := _at(a.misconception_order, j)) is not None:
             # its terms said in the wrong claim's order, or in its corrected twin's
             p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
+            read_claims += order.lean > 0
             if order.lean > 0 and (rival := _at(a.misconception_rivals, j)) is not None:
                 read_wrong[rival] = order.sentence
         if (rejecting := _at(a.misconception_rejections, j)) is not None:
             p, evidence = 1.0, rejecting  # its corrected twin rejected: "it's a myth that <twin>"
+            read_claims += 1
             if (rival := _at(a.misconception_rivals, j)) is not None:
                 read_wrong[rival] = rejecting
         read = _at(a.misconception_reads, j)
@@ -238,6 +242,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             # no credit, even for the point's number said about the other quantity, and the
             # sentence is named and set right
             credit, evidence = 0.0, order.sentence
+            read_claims += 1
             contradicted.append(
                 MisconceptionResult(text=kp.twin or "", evidence=evidence, correction=kp.text)
             )
@@ -256,6 +261,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         elif (rejecting := _at(a.point_rejections, i)) is not None:
             # the answer rejects the point ("it's a myth that <point>"): it holds the opposite
             credit, evidence = 0.0, rejecting
+            read_claims += 1
             contradicted.append(
                 MisconceptionResult(
                     text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
@@ -265,6 +271,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             # said with a term swapped ("make sure weight decay is on"), in words close enough
             # to earn the point: no credit, and the sentence is named and set right
             credit, evidence = 0.0, swap.sentence
+            read_claims += 1
             contradicted.append(
                 MisconceptionResult(text=swap.wrong_claim, evidence=evidence, correction=kp.text)
             )
@@ -336,7 +343,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         question, c, results, stated, numeric, flags, t0,
         holistic=a.holistic, misconception_mass=mass,
         relevance=None if a.restates_question else relevance,
-        cap=second.cap if confirmed else None,
+        cap=min(second.cap if confirmed else 5.0, c.read_claim_cap if read_claims else 5.0),
     )  # fmt: skip
 
 
@@ -359,11 +366,12 @@ def _finish(
         results = [KeyPointResult(text=kp.text, core=kp.core, status="missed") for kp in question.key_points]
     if zero:
         results = [r.model_copy(update={"status": "missed", "evidence": ""}) for r in results]
-    params = calibration.for_question(question)[0]
+    fitted = calibration.for_question(question)[0]
+    params = fitted
     if cap is not None and cap < params.misconception_cap:
         params = params.model_copy(update={"misconception_cap": cap})
 
-    def total(relevance: float | None) -> float:
+    def total(relevance: float | None, params: AggregationParams = params) -> float:
         return aggregate(
             results, stated, numeric, params,
             holistic=holistic, misconception_mass=misconception_mass, flags=flags, relevance=relevance,
@@ -373,7 +381,9 @@ def _finish(
     floored = 0.0 if zero or relevance is None else total(relevance)
     if floored > score:  # no point earned credit, but the answer is on the topic
         score, flags = floored, [*flags, ATTEMPT_FLAG]
+    # the wrong claim's cap, where it took points the answer otherwise earned, is said in the feedback
+    claim_cap = params.misconception_cap if params is not fitted and total(None, fitted) > score else None
     return build_grade(
         score, results, stated, numeric, flags, Provenance(grader="rubric", version=calibration.grader_version), t0,
-        injection_cap=params.injection_cap, reference=question.reference,
+        injection_cap=params.injection_cap, reference=question.reference, claim_cap=claim_cap,
     )  # fmt: skip

@@ -35,6 +35,7 @@ def build_grade(
     t0: float,
     injection_cap: float = 5.0,
     reference: str = "",
+    claim_cap: float | None = None,
 ) -> Grade:
     """The Grade with its feedback, follow-up point and latency (shared by every grader).
     `reference` is the question's reference answer: the feedback says what was missed in its words."""
@@ -44,7 +45,7 @@ def build_grade(
         misconceptions=stated,
         numeric=numeric,
         flags=flags,
-        feedback=write_feedback(results, stated, numeric, flags, injection_cap, reference),
+        feedback=write_feedback(results, stated, numeric, flags, injection_cap, reference, claim_cap),
         follow_up=pick_follow_up(results),
         grader=provenance,
         latency_ms=round((time.perf_counter() - t0) * 1000, 2),
@@ -132,6 +133,7 @@ def write_feedback(
     flags: list[str],
     injection_cap: float = 5.0,
     reference: str = "",
+    claim_cap: float | None = None,
 ) -> str:
     """A short debrief in sentences: what the answer got right (in its own words), what it
     missed (in the reference answer's words, which say why it matters), and the wrong claim
@@ -191,6 +193,8 @@ def write_feedback(
                 + "; the points below say which."
             )  # fmt: skip
     parts += corrections
+    if claim_cap is not None and corrections:
+        parts.append(f"A wrong claim said outright holds the grade to {claim_cap:g} at most.")
     if numeric is not None and numeric.verdict != "correct":
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
