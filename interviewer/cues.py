@@ -96,6 +96,8 @@ class Covariation:
     held: frozenset[str]  # words that keep a quantity where it is: "same", "fixed"
     moved: frozenset[str]  # words that move a quantity without saying which way: "change"
     relations: dict[str, int]  # +1 they move together ("linearly"), -1 apart ("inversely")
+    # a quantity's word that says its direction itself ("noisier": more gradient noise)
+    comparatives: dict[str, int]
 
 
 @cache
@@ -111,6 +113,7 @@ def covariation() -> Covariation:
         held=frozenset(map(str, data["held"])),
         moved=frozenset(map(str, data["moved"])),
         relations={str(k): int(v) for k, v in data["relations"].items()},
+        comparatives={str(k): int(v) for k, v in data.get("comparatives", {}).items()},
     )
 
 

@@ -124,6 +124,17 @@ def test_a_direction_word_between_two_quantities_goes_to_the_one_it_follows_when
     assert relation_sign("increase the batch and decrease the LR", ("batch-size", "learning-rate")) == -1
 
 
+def test_a_quantitys_own_comparative_says_its_direction() -> None:
+    """ "noisier" is more gradient noise (`covariation.comparatives`), read where no direction
+    word stands by the quantity."""
+    claim = "a larger batch is a lower-noise gradient estimate you can trust further"
+    twin = "a larger batch is a higher-noise gradient estimate you can trust less"
+    said = "A bigger batch gives you a noisier gradient."
+    assert read_covariation(claim, twin, [said]) == OrderReading(-1, said)
+    assert read_covariation(claim, twin, ["Smaller batches give noisier gradients."]).lean == 1
+    assert read_covariation(claim, twin, ["The gradient is noisier."]) is None  # one quantity
+
+
 def test_only_claims_whose_twin_turns_the_sign_are_read() -> None:
     assert read_covariation(LINEAR, None, ["Double the batch, halve the LR."]) is None
     same_sign = "scale the learning rate with the square root of the batch size"
@@ -156,8 +167,8 @@ def test_every_signed_claim_of_the_bank_reads_its_own_phrasings_as_itself_and_it
 def test_written_sentences_about_signed_claims_are_read_the_right_way_round() -> None:
     """The calibration split's written sentences (`evals/polarity/written.jsonl`): of those
     about a signed claim, no sentence that states the claim reads as its twin, and most that
-    turn the relation round do (14 of 15 read on rubric-28; the other gives a wrong factor with
-    the right sign)."""
+    turn the relation round do (14 on rubric-28; 16 on rubric-30, where "noisier" says its own
+    direction; one that gives a wrong factor with the right sign is not read)."""
     bank = load_bank(load_settings())
     right_as_twin, wrong_as_twin = 0, 0
     for line in WRITTEN.read_text(encoding="utf-8").splitlines():
@@ -172,7 +183,7 @@ def test_written_sentences_about_signed_claims_are_read_the_right_way_round() ->
             reading = read_covariation(row["claim"], twin, [wrong["sentence"]])
             wrong_as_twin += reading is not None and reading.lean < 0
     assert right_as_twin == 0
-    assert wrong_as_twin >= 13
+    assert wrong_as_twin >= 15
 
 
 def test_a_numeric_point_said_the_twins_way_earns_nothing_for_the_number_of_the_other_quantity() -> None:

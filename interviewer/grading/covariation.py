@@ -182,8 +182,10 @@ def _moves(text: str) -> _Moves | None:
             after = {d for w in near[1] if (d := _direction(w))} | _either(near[1])
             if not before and after:
                 taken = end + max(i for i, w in enumerate(near[1]) if _direction(w) or w in cues.moved) + 1
+            # its own word may say which way ("a noisier gradient"), where nothing by it does
+            own = {d for w in words[start:end] if (d := cues.comparatives.get(w, 0))}
             # every direction next to it: "raise or lower the learning rate" moves it both ways
-            directions.setdefault(name, set()).update(before or after)
+            directions.setdefault(name, set()).update(before or after or own)
     return _Moves({k: frozenset(v) for k, v in directions.items()}, frozenset(relation))
 
 
