@@ -47,7 +47,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from dataclasses import dataclass
 
 from interviewer.grading.substitution import (
     Substitution,
@@ -67,18 +66,12 @@ _BREAK = re.compile(r"[,;:()—–]")
 _CONTRAST = frozenset({"rather", "instead", "than"})
 
 
-@dataclass(frozen=True)
-class _Clause:
-    stems: tuple[str, ...]  # content stems
-    at: tuple[int, ...]  # their token positions in the text
-
-
 @functools.lru_cache(maxsize=16_384)
-def _clauses(text: str) -> tuple[_Clause, ...]:
-    """The text's clauses, each as its content stems and where they stand.
+def _clauses(text: str) -> tuple[tuple[str, ...], ...]:
+    """The text's clauses, each as its content stems.
 
-    >>> [c.stems for c in _clauses("BN normalizes over the batch, whereas LN normalizes over features")]
-    [('bn', 'normal', 'over', 'batch'), ('ln', 'normal', 'over', 'featur')]
+    >>> _clauses("BN normalizes over the batch, whereas LN normalizes over features")
+    (('bn', 'normal', 'over', 'batch'), ('ln', 'normal', 'over', 'featur'))
     """
     t = tokens(text)
     out: list[list[int]] = [[]]
@@ -90,7 +83,7 @@ def _clauses(text: str) -> tuple[_Clause, ...]:
                 out.append([])
         if _is_content(word) and word not in _CONTRAST and word not in OPENERS and len(t.stems[j]) > 1:
             out[-1].append(j)
-    return tuple(_Clause(tuple(t.stems[j] for j in c), tuple(c)) for c in out if c)
+    return tuple(tuple(t.stems[j] for j in c) for c in out if c)
 
 
 def _said(word: str, pool: tuple[str, ...]) -> bool:
@@ -112,7 +105,7 @@ def _crossed(
     if len(xs) < MIN_OWN or len(ys) < MIN_OWN:
         return []
     said = [
-        (frozenset(w for w in xs if _said(w, c.stems)), frozenset(w for w in ys if _said(w, c.stems)))
+        (frozenset(w for w in xs if _said(w, c)), frozenset(w for w in ys if _said(w, c)))
         for c in _clauses(sentence)
     ]
     if any((len(hx) >= 2 and not hy) or (len(hy) >= 2 and not hx) for hx, hy in said):
@@ -162,7 +155,7 @@ def _exchanged(phrasing: str, u: str, v: str) -> str:
 def _turned(phrasing: str, sentence: str) -> tuple[str, str] | None:
     """The two words the sentence swaps between the phrasing's clauses, or None."""
     for x, y in itertools.combinations(_clauses(phrasing), 2):
-        for left, right in _crossed(x.stems, y.stems, sentence):
+        for left, right in _crossed(x, y, sentence):
             for u, v in itertools.product(sorted(left), sorted(right)):
                 if _one_slot(phrasing, u, v):
                     return u, v
