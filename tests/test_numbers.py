@@ -218,3 +218,25 @@ def test_one_as_a_determiner_states_no_number(answer: str, verdict: str) -> None
 
     target = NumericTarget(value=1.0, unit="", tolerance=0.0)
     assert check_numeric(clean(answer, determiners=True), target).verdict == verdict
+
+
+def test_a_number_restated_from_the_question_is_called_so_and_still_fails_the_check() -> None:
+    """004-10 gives the batch sizes (256 to 1,024) and asks for the learning rate's factor: an
+    answer that only restates 1,024 fails the check as before (its grade does not move), and the
+    feedback says the number was the question's own rather than "you said 1024"."""
+    from interviewer.corpus.bank import load_bank
+    from interviewer.grading.feedback import write_feedback
+    from interviewer.grading.rubric import screen_answer
+    from interviewer.settings import load_settings
+
+    question = load_bank(load_settings()).get("004-10")
+    numeric = screen_answer(question, "Keep the learning rate the same when the batch grows to 1024.").numeric
+    assert numeric is not None and (numeric.verdict, numeric.found_text, numeric.restated) == (
+        "incorrect",
+        "1024",
+        True,
+    )
+    assert "you gave only the question's own 1024" in write_feedback([], [], numeric, [])
+    other = screen_answer(question, "Multiply the learning rate by 2.").numeric
+    assert other is not None and other.verdict == "incorrect" and not other.restated
+    assert "(you said 2)" in write_feedback([], [], other, [])

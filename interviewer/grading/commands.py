@@ -80,7 +80,8 @@ def print_grade(question: Question, grade: Grade) -> None:
         print(f'  [!] misconception: {m.text}  <- "{m.evidence}"')
     if grade.numeric:
         n = grade.numeric
-        print(f"  [#] number: {n.verdict} (target {n.target:g} {n.unit}, found {n.found_text or 'none'})")
+        found = f"{n.found_text}, the question's own" if n.restated else n.found_text or "none"
+        print(f"  [#] number: {n.verdict} (target {n.target:g} {n.unit}, found {found})")
     if grade.flags:
         print("  flags: " + ", ".join(grade.flags))
     if grade.grader.fallback:

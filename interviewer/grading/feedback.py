@@ -198,6 +198,8 @@ def write_feedback(
     if numeric is not None and numeric.verdict != "correct":
         unit = f" {numeric.unit}" if numeric.unit else ""
         said = f"you said {numeric.found_text}" if numeric.found_text else "no number given"
+        if numeric.restated:
+            said = f"you gave only the question's own {numeric.found_text}"
         parts.append(f"The number should be {numeric.target:g}{unit} ({said}).")
     if ATTEMPT_FLAG in flags:
         parts.append(

@@ -40,6 +40,8 @@ class NumericCheck(BaseModel):
     found: float | None  # closest value the answer gave, in the target's unit
     found_text: str = ""  # as the answer wrote or said it
     verdict: NumericVerdict
+    # the number found is one the question itself gives ("from 256 to 1,024"): restated, not answered
+    restated: bool = False
 
 
 class Provenance(BaseModel):

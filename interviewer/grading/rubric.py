@@ -101,6 +101,13 @@ def numbers_agree(phrasings: list[str], span: str) -> bool:
 _IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
 
 
+def _restated(found: str, question: Question) -> bool:
+    """The number found is one the question gives: "You raise the batch size from 256 to
+    1,024 ..." answered with "keep the LR when the batch grows to 1024" restates 1,024."""
+    given = [q.value for q in extract_quantities(clean(getattr(question, "question", "")))]
+    return any(same_value(q.value, g) for q in extract_quantities(found) for g in given)
+
+
 def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
     """A claim about "bf16" is not stated by a span about "fp16": when both name
     letter-and-digit identifiers (fp16, int8, zero-3, llama2), the span or its `sentence`
@@ -293,6 +300,8 @@ def screen_answer(question: Question, answer: str) -> Screening:
     # the number read as a listener hears it: "one bad batch" states no 1
     target = question.rubric.numeric
     numeric = check_numeric(clean(text, determiners=True), target) if target else None
+    if numeric is not None and numeric.verdict == "incorrect" and _restated(numeric.found_text, question):
+        numeric = numeric.model_copy(update={"restated": True})
     letters = [ch for ch in cleaned if ch.isalpha()]
     if letters and sum(ch.isascii() for ch in letters) < 0.5 * len(letters):
         flags.append("not-english")  # the rubric is English: say so rather than "no answer"
