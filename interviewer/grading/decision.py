@@ -204,17 +204,18 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
         evidence = a.spans[mf.span] if a.spans else ""
+        read_here = False  # stated by a text reading, not guessed
         if mf.similarity >= POLARITY_GATE and mf.twin_margin >= c.misconception_flip:
             p = 1.0  # the span says the wrong claim, not its corrected twin
         if (order := _at(a.misconception_order, j)) is not None:
             # its terms said in the wrong claim's order, or in its corrected twin's
             p, evidence = (1.0, order.sentence) if order.lean > 0 else (0.0, evidence)
-            read_claims += order.lean > 0
+            read_here = order.lean > 0
             if order.lean > 0 and (rival := _at(a.misconception_rivals, j)) is not None:
                 read_wrong[rival] = order.sentence
         if (rejecting := _at(a.misconception_rejections, j)) is not None:
             p, evidence = 1.0, rejecting  # its corrected twin rejected: "it's a myth that <twin>"
-            read_claims += 1
+            read_here = True
             if (rival := _at(a.misconception_rivals, j)) is not None:
                 read_wrong[rival] = rejecting
         read = _at(a.misconception_reads, j)
@@ -224,6 +225,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         mass += p if c.soft_misconceptions else float(p >= 0.5)
         if p >= 0.5:
             stated.append(MisconceptionResult(text=m.text, evidence=evidence, correction=m.twin))
+            read_claims += read_here
     results = []
     contradicted: list[MisconceptionResult] = []
     wrong_spans = [m.evidence for m in stated]
