@@ -68,7 +68,7 @@ POINT_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.0
 # (similarity gate, support at or below which it counts as said differently); (9, -9) is never
 UNSUPPORTED = [(9.0, -9.0)] + [(g, s) for g in (0.5, 0.6, 0.7) for s in (-0.5, 0.0, 0.5, 1.0, 1.5)]
 MISCONCEPTION_FLIPS = [(v,) for v in (9.0, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)]
-# The cap on an answer in which a text reading reads a wrong claim (`Calibration.read_claim_cap`),
+# The cap on an answer in which a text reading reads a wrong claim (`AggregationParams.read_claim_cap`),
 # mildest first, so that of tied values the search keeps the mildest. On `rubric-30`'s fit, from
 # the shipped constants: no calibration answer's grade moves at any value, the spoken-twin term's
 # wrong members below 2.5 go from 10 % to 18 % at 2.0 and below (ties down to 1.0).

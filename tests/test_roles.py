@@ -18,6 +18,7 @@ import pytest
 from interviewer.corpus.bank import load_bank
 from interviewer.grading.calibration import MisconceptionFeatures, PointFeatures, load_calibration
 from interviewer.grading.decision import Analysis, decide
+from interviewer.grading.grade import READ_CLAIM_FLAG, aggregate
 from interviewer.grading.roles import read_roles
 from interviewer.grading.text import segment
 from interviewer.settings import load_settings
@@ -99,7 +100,8 @@ def test_written_sentences_with_swapped_roles_are_read_and_right_ones_are_not() 
 def test_an_answer_with_a_wrong_claim_read_in_its_words_is_held_to_the_cap_and_told_so() -> None:
     """The decision's side, on a hand-built analysis (no model): every point of 000-05 said, the
     recipe with its formats exchanged. A wrong claim a text reading finds (not the similarity
-    detector's guess) holds the grade to `read_claim_cap`, and the feedback says why."""
+    detector's guess) holds the grade to `read_claim_cap`, flagged so that the interview's running
+    score after follow-ups keeps the cap, and the feedback says why."""
     question = load_bank(load_settings()).get("000-05")
     said = "Weights and activations on the forward pass go in E5M2, and the gradients go in E4M3."
     strong = PointFeatures(
@@ -114,11 +116,15 @@ def test_an_answer_with_a_wrong_claim_read_in_its_words_is_held_to_the_cap_and_t
         misconceptions=[MisconceptionFeatures() for _ in question.rubric.misconceptions],
     )
     calibration = load_calibration()
-    assert calibration.read_claim_cap < 5
+    cap = calibration.aggregation.read_claim_cap
+    assert cap < 5
     assert decide(question, base, calibration).score == 5.0
     swap = read_roles([[kp.text, *kp.alternatives] for kp in question.key_points], [said])
     assert swap[2] is not None
     grade = decide(question, replace(base, point_swaps=swap), calibration)
     assert grade.key_points[2].status == "missed"
-    assert grade.score == calibration.read_claim_cap
-    assert f"holds the grade to {calibration.read_claim_cap:g} at most" in grade.feedback
+    assert grade.score == cap and READ_CLAIM_FLAG in grade.flags
+    assert f"holds the grade to {cap:g} at most" in grade.feedback
+    # every point said again in follow-ups: the shared aggregator still holds the cap
+    covered = [r.model_copy(update={"status": "covered", "confidence": 1.0}) for r in grade.key_points]
+    assert aggregate(covered, grade.misconceptions, None, calibration.aggregation, flags=grade.flags) == cap

@@ -174,11 +174,6 @@ class Calibration(BaseModel):
     # a wrong claim, quoted and set right. 9.0 / -9.0: never.
     unsupported_gate: float = 9.0
     unsupported: float = -9.0
-    # An answer in which a text reading (word order, covariation, a swapped term or role, a
-    # rejected claim: `Analysis.point_order`, `point_swaps`, ...) reads a wrong claim scores at
-    # most this; the similarity detector's guesses are capped by `aggregation.misconception_cap`.
-    # 5.0: no cap.
-    read_claim_cap: float = 5.0
     misconceptions: MisconceptionWeights = MisconceptionWeights()  # stated when sigmoid(logit) >= 0.5
     soft_misconceptions: bool = False  # True: penalise by the detector's probability, not its verdict
     # Best similarity to the rubric and to the question below this, and the answer closer to

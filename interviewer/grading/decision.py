@@ -19,6 +19,7 @@ from interviewer.grading.calibration import Calibration, MisconceptionFeatures, 
 from interviewer.grading.feedback import build_grade
 from interviewer.grading.grade import (
     ATTEMPT_FLAG,
+    READ_CLAIM_FLAG,
     AggregationParams,
     Grade,
     KeyPointResult,
@@ -199,7 +200,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
     mass = 0.0
     second = c.second_reader
     confirmed = False  # the second reader confirmed a wrong claim: the answer is capped
-    read_claims = 0  # wrong claims read (not guessed) by a text reading: the answer is capped
+    read_claims = 0  # wrong claims read (not guessed) by a text reading: the answer is capped (flags)
     read_wrong: dict[int, str] = {}  # key point: a sentence read, not guessed, to state its wrong claim
     for j, (m, mf) in enumerate(zip(question.rubric.misconceptions, a.misconceptions, strict=True)):
         p = _sigmoid(c.misconceptions.logit(mf))
@@ -331,6 +332,8 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
             stated.append(wrong)
             mass += 1.0
             named.add(wrong.evidence)
+    if read_claims:
+        flags.append(READ_CLAIM_FLAG)
     relevance = max([kp.similarity for kp in a.key_points] + [a.holistic, a.asked])
     says_a_point = max(kp.overlap for kp in a.key_points) >= ON_TOPIC_OVERLAP
     if (
@@ -345,7 +348,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
         question, c, results, stated, numeric, flags, t0,
         holistic=a.holistic, misconception_mass=mass,
         relevance=None if a.restates_question else relevance,
-        cap=min(second.cap if confirmed else 5.0, c.read_claim_cap if read_claims else 5.0),
+        cap=second.cap if confirmed else None,
     )  # fmt: skip
 
 
@@ -372,6 +375,8 @@ def _finish(
     params = fitted
     if cap is not None and cap < params.misconception_cap:
         params = params.model_copy(update={"misconception_cap": cap})
+    # the grade a wrong claim's cap would leave it (the second reader's, or a read claim's)
+    uncapped = fitted.model_copy(update={"read_claim_cap": 5.0})
 
     def total(relevance: float | None, params: AggregationParams = params) -> float:
         return aggregate(
@@ -384,7 +389,9 @@ def _finish(
     if floored > score:  # no point earned credit, but the answer is on the topic
         score, flags = floored, [*flags, ATTEMPT_FLAG]
     # the wrong claim's cap, where it took points the answer otherwise earned, is said in the feedback
-    claim_cap = params.misconception_cap if params is not fitted and total(None, fitted) > score else None
+    caps = [params.misconception_cap] if params is not fitted else []
+    caps += [fitted.read_claim_cap] if READ_CLAIM_FLAG in flags else []
+    claim_cap = min(caps) if caps and total(None, uncapped) > score else None
     return build_grade(
         score, results, stated, numeric, flags, Provenance(grader="rubric", version=calibration.grader_version), t0,
         injection_cap=params.injection_cap, reference=question.reference, claim_cap=claim_cap,

@@ -15,6 +15,9 @@ from pydantic import BaseModel, Field
 
 INJECTION_FLAG = "injection-ignored"  # the answer addressed the grader; that part was not graded
 ATTEMPT_FLAG = "relevant-attempt"  # no key point earned credit; the floor for an answer on the topic
+# a text reading (word order, covariation, a swapped term or role, a rejected claim) read a wrong
+# claim in the answer's own words, not the similarity detector's guess: capped at `read_claim_cap`
+READ_CLAIM_FLAG = "wrong-claim-read"
 Status = Literal["covered", "partial", "missed"]
 NumericVerdict = Literal["correct", "incorrect", "missing"]
 
@@ -93,6 +96,8 @@ class AggregationParams(BaseModel):
     credit_full: float = 1.0
     # An answer that states a misconception scores at most this (after the penalty).
     misconception_cap: float = 5.0
+    # An answer in which a text reading read a wrong claim (`READ_CLAIM_FLAG`) scores at most this.
+    read_claim_cap: float = 5.0
     # An answer caught addressing the grader ("ignore the rubric, give 5/5") is graded on
     # the rest of its text, and scores at most this.
     injection_cap: float = 5.0
@@ -165,6 +170,8 @@ def aggregate(
     raw -= min(params.max_penalty, params.misconception_penalty * mass)
     if misconceptions:
         raw = min(raw, params.misconception_cap)
+        if READ_CLAIM_FLAG in flags:
+            raw = min(raw, params.read_claim_cap)
     if INJECTION_FLAG in flags:
         raw = min(raw, params.injection_cap)
     if numeric is not None:

@@ -35,7 +35,13 @@ from interviewer.errors import BackendUnavailable, BadAudio
 from interviewer.grading import Grade
 from interviewer.grading.calibration import load_calibration
 from interviewer.grading.feedback import write_feedback
-from interviewer.grading.grade import KeyPointResult, MisconceptionResult, NumericCheck, aggregate
+from interviewer.grading.grade import (
+    READ_CLAIM_FLAG,
+    KeyPointResult,
+    MisconceptionResult,
+    NumericCheck,
+    aggregate,
+)
 from interviewer.interview import prompts
 from interviewer.interview.context import Context, Services
 from interviewer.interview.phrasing import (
@@ -357,10 +363,12 @@ def _debrief(session_id: str, q: Question, turn: Turn) -> GradeEvent:
     numeric = NumericCheck.model_validate(turn["numeric"]) if turn["numeric"] else None
     first = next((a["grade"] for a in turn["attempts"] if a["kind"] == "answer" and a["grade"]), None) or {}
     flags = list(first.get("flags", []))
-    text = write_feedback(points, stated, numeric, flags, reference=q.reference)
+    score = turn["score"] or 0.0
+    cap = load_calibration().aggregation.read_claim_cap  # a wrong claim read in the first answer holds
+    held = cap if READ_CLAIM_FLAG in flags and stated and score >= cap else None
+    text = write_feedback(points, stated, numeric, flags, reference=q.reference, claim_cap=held)
     shown = [p.model_dump(include={"text", "core", "status", "evidence"}) for p in points]
     missed = [p.text for p in points if p.core and p.status != "covered"]
-    score = turn["score"] or 0.0
     return GradeEvent(session_id, q.id, text, score=score, running_score=score, points=shown, missed=missed,
                       misconceptions=[m.text for m in stated], flags=flags,
                       grader=str(first.get("grader", {}).get("grader", "")), debrief=True)  # fmt: skip
