@@ -375,7 +375,7 @@ def _finish(
     params = fitted
     if cap is not None and cap < params.misconception_cap:
         params = params.model_copy(update={"misconception_cap": cap})
-    # the grade a wrong claim's cap would leave it (the second reader's, or a read claim's)
+    # the same without a wrong claim's cap (the second reader's or a read claim's): what it earned
     uncapped = fitted.model_copy(update={"read_claim_cap": 5.0})
 
     def total(relevance: float | None, params: AggregationParams = params) -> float:
@@ -389,7 +389,7 @@ def _finish(
     if floored > score:  # no point earned credit, but the answer is on the topic
         score, flags = floored, [*flags, ATTEMPT_FLAG]
     # the wrong claim's cap, where it took points the answer otherwise earned, is said in the feedback
-    caps = [params.misconception_cap] if params is not fitted else []
+    caps = [params.misconception_cap] if params.misconception_cap < fitted.misconception_cap else []
     caps += [fitted.read_claim_cap] if READ_CLAIM_FLAG in flags else []
     claim_cap = min(caps) if caps and total(None, uncapped) > score else None
     return build_grade(
