@@ -478,7 +478,8 @@ def test_an_answer_recorded_while_the_connection_drops_is_sent_when_it_is_back(
     wait_text(page, "#chat", "Spoken answer", timeout_s=120)
     wait_text(page, "#chat", "Question 2 of 2", timeout_s=60)
     answer = page.locator('#chat [data-testid="user"]').first.inner_text()
-    assert "batch" in answer or "gradient" in answer.lower(), answer  # said before the drop
+    # said before the drop (tiny.en under a full load may mishear a word: "radiant", "match")
+    assert any(w in answer.lower() for w in ("batch", "gradient", "clipping", "norm")), answer
     assert text(page, "#mic-notice").strip() == ""
     page.locator("#audio button", has_text="Record").first.wait_for(state="visible", timeout=10_000)
     context.close()

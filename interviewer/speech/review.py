@@ -34,15 +34,20 @@ NO_SPEECH = (
 
 # Whisper sometimes "hears" a lone filler in a beep or breath (a fake microphone's tone gave "uh,").
 HESITATIONS = frozenset({"um", "umm", "uhm", "uh", "uhh", "er", "erm", "ah", "hmm", "hm", "mm", "mhm", "oh"})
+# Words that on their own answer nothing, and that Whisper writes for a tone or noise the voice
+# detector let through ("So, uh,", "Thank you."): a transcript of these alone is no answer.
+EMPTY_WORDS = HESITATIONS | {"so", "well", "like", "okay", "ok", "yeah", "thank", "thanks", "you"}
 
 
 def said_something(text: str) -> bool:
-    """True when the transcript holds a word beyond hesitations.
+    """True when the transcript holds a word beyond hesitations and words that answer nothing.
 
-    >>> said_something("uh,"), said_something("Um... BF16."), said_something("")
-    (False, True, False)
+    >>> said_something("uh,"), said_something("So, uh,"), said_something("Thank you."), said_something("")
+    (False, False, False, False)
+    >>> said_something("Um... BF16."), said_something("So you clip the gradients.")
+    (True, True)
     """
-    return any(w not in HESITATIONS for w in re.findall(r"[a-z0-9']+", text.lower()))
+    return any(w not in EMPTY_WORDS for w in re.findall(r"[a-z0-9']+", text.lower()))
 
 
 class ReviewedSpeech:
