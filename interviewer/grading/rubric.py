@@ -799,14 +799,13 @@ class RubricGrader:
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
         # (or with its roles swapped between its two clauses: "val loss keeps falling while train
         # loss turns up")
-        phrasings = [[kp.text, *kp.alternatives] for kp in rubric.key_points]
         point_swaps = (
             []
             if rubric.derived
             else [
                 swap or turned
                 for swap, turned in zip(
-                    read_points(phrasings, plain, text), read_roles(phrasings, plain), strict=True
+                    read_points(kp_groups, plain, text), read_roles(kp_groups, plain), strict=True
                 )
             ]
         )
