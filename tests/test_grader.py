@@ -8,7 +8,7 @@ import pytest
 from interviewer.corpus.bank import load_bank, make_user_question
 from interviewer.grading import make_grader
 from interviewer.grading.decision import gives_other_numbers
-from interviewer.grading.grade import ATTEMPT_FLAG
+from interviewer.grading.grade import ATTEMPT_FLAG, READ_CLAIM_FLAG
 from interviewer.grading.rubric import RubricGrader, rejected_right_claims
 from interviewer.grading.text import refuting_spans, segment
 from interviewer.settings import load_settings
@@ -791,3 +791,25 @@ def test_a_point_with_its_roles_swapped_between_clauses_is_named_and_earns_nothi
         q, "Gradients go in E5M2, and weights and activations on the forward pass go in E4M3."
     )
     assert right.key_points[2].status == "covered" and not right.misconceptions
+
+
+def test_a_sentence_about_another_format_or_stage_is_no_evidence_for_a_point(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "E5M2 has four exponent and three mantissa bits" gives E4M3's layout under E5M2's name: it
+    earns neither bit-layout point, and it is named as E5M2's layout said wrong. "Stage 3 shards
+    the optimizer states" says nothing of stage 1. Said of the right names, each earns its point."""
+    q = bank.get("000-05")
+    wrong = "E5M2 has four exponent and three mantissa bits and maxes out near 57,344."
+    grade = grader.grade(q, wrong)
+    assert [k.status for k in grade.key_points[:2]] == ["missed", "missed"]
+    assert [m.evidence for m in grade.misconceptions] == [wrong]
+    assert grade.misconceptions[0].text.startswith("e5m2 has 4 exponent")
+    assert READ_CLAIM_FLAG in grade.flags
+    right = grader.grade(
+        q, "E4M3 has four exponent and three mantissa bits, max about 448; E5M2 has five and two, max 57,344."
+    )
+    assert [k.status for k in right.key_points[:2]] == ["covered", "covered"] and not right.misconceptions
+    zero = bank.get("003-36")
+    stage_one = zero.key_points[1]
+    assert stage_one.text.startswith("stage 1 shards the optimizer states")
+    assert grader.grade(zero, "Stage 3 shards the optimizer states.").key_points[1].status == "missed"
+    assert grader.grade(zero, "Stage 1 shards the optimizer states.").key_points[1].status == "covered"

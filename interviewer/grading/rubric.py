@@ -22,7 +22,6 @@ It does not phrase questions or follow-ups; it only grades.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -55,8 +54,10 @@ from interviewer.grading.text import (
     asking_spans,
     clean,
     content_stems,
+    identifiers_agree,
     is_negated,
     looks_like_gibberish,
+    names_agree,
     plain_markdown,
     refuting_spans,
     rejected_claim_negated,
@@ -98,35 +99,11 @@ def numbers_agree(phrasings: list[str], span: str) -> bool:
     return False
 
 
-_IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
-
-
 def _restated(found: str, question: Question) -> bool:
     """The number found is one the question gives: "You raise the batch size from 256 to
     1,024 ..." answered with "keep the LR when the batch grows to 1024" restates 1,024."""
     given = [q.value for q in extract_quantities(clean(getattr(question, "question", "")))]
     return any(same_value(q.value, g) for q in extract_quantities(found) for g in given)
-
-
-def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
-    """A claim about "bf16" is not stated by a span about "fp16": when both name
-    letter-and-digit identifiers (fp16, int8, zero-3, llama2), the span or its `sentence`
-    must name the claim's subject (its first identifier), or nothing the claim does not name.
-
-    >>> claim = ["fp16 has the same range as fp32"]
-    >>> identifiers_agree(claim, "it has the same range as fp32")  # "it" may be the question's fp16
-    True
-    >>> identifiers_agree(claim, "since it has the same exponent range as fp32", "Use bf16, since it has ...")
-    False
-    """
-    said = {m.lower() for m in _IDENTIFIER.findall(clean(f"{span} {sentence}"))}
-    if not said:
-        return True  # "it needs loss scaling": the subject may be the question's
-    for phrase in phrasings:
-        named = [m.lower() for m in _IDENTIFIER.findall(phrase)]
-        if not named or named[0] in said or said <= set(named):
-            return True
-    return False
 
 
 def rival_point(claim: list[str], point_stems: list[set[str]]) -> int | None:
@@ -690,18 +667,28 @@ class RubricGrader:
             spans, kp_groups, mc_groups, span_vecs, refuting, [m.twin for m in rubric.misconceptions]
         )
         kp_rejected, mc_rejected = rejected.points, rejected.misconceptions
-        if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
-            kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
-            kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
-        ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
-        distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
-        sentences = [j for j, s in enumerate(spans) if s.level == "sentence"]
-        all_tokens = np.concatenate(sentence_tokens) if sentence_tokens else np.zeros((0, 1), np.float32)
         sentence_spans = [s for s in spans if s.level == "sentence"]
         sentence_text = [
             sentence_spans[n].text if n is not None else spans[j].text
             for j, n in enumerate(sentence_of(spans, sentence_spans))
         ]
+        # a span about another format or stage is no evidence for a point about this one ("E5M2
+        # has four exponent bits" says nothing of E4M3's layout)
+        elsewhere = np.array(
+            [[not names_agree(g, s.text, sentence_text[j]) for j, s in enumerate(spans)] for g in kp_groups],
+            dtype=bool,
+        ).reshape(len(kp_groups), len(spans))
+        if kp_rejected.any():  # a sentence that rejects a point is no evidence for it
+            kp_sims = np.where(kp_rejected, -1.0, kp_sims).astype(np.float32)
+            kp_static = np.where(kp_rejected, -1.0, kp_static).astype(np.float32)
+        kp_said = kp_sims  # what each span is about, for the misconceptions' margins
+        if elsewhere.any():
+            kp_sims = np.where(elsewhere, -1.0, kp_sims).astype(np.float32)
+            kp_static = np.where(elsewhere, -1.0, kp_static).astype(np.float32)
+        ref_vec, question_vec = self.embedder.encode([question.reference, question.question])
+        distinct = distinctiveness(kp_sims, span_vecs @ question_vec)
+        sentences = [j for j, s in enumerate(spans) if s.level == "sentence"]
+        all_tokens = np.concatenate(sentence_tokens) if sentence_tokens else np.zeros((0, 1), np.float32)
         kp_twins = self._twin_similarity([kp.twin for kp in rubric.key_points], spans, span_vecs)
         mc_twins = self._twin_similarity([m.twin for m in rubric.misconceptions], spans, span_vecs)
         to_read: list[ToRead] = []  # the claims the polarity reader reads
@@ -755,7 +742,7 @@ class RubricGrader:
             if not (numbers_agree(group, said) and identifiers_agree(group, said, sentence)):
                 sim = 0.0  # "7 GB" is not stated by a span that says "14 GB", nor bf16's by fp16's
             # margin: how much closer the span is to the wrong claim than to any right one
-            margin = sim - float(kp_sims[:, i].max()) if len(kp_sims) else sim
+            margin = sim - float(kp_said[:, i].max()) if len(kp_said) else sim
             # overlap within the matched span only: a claim is stated in one place,
             # and a span that negates the claim ("it needs no loss scaling") shares
             # its words without stating it

@@ -79,7 +79,7 @@ import yaml
 from interviewer import cues
 from interviewer.cues import SAFE_LOADER
 from interviewer.grading.numbers import extract_quantities, multiples, same_value
-from interviewer.grading.text import STOPWORDS, clean, stem
+from interviewer.grading.text import STOPWORDS, clean, names_agree, stem
 
 LEXICON_FILE = Path(__file__).with_name("substitutions.yaml")
 # The sentence must say at least this share of the point's content words (those outside the
@@ -517,9 +517,15 @@ def _says_enough(said: set[str], words: Iterable[str]) -> bool:
 
 
 def _said_more_fully_elsewhere(points: list[list[str]], k: int, phrasing: str, sentence: str) -> bool:
-    """The sentence says another point at least as fully as point `k`'s `phrasing`."""
+    """The sentence says another point at least as fully as point `k`'s `phrasing`; not a point
+    about another format ("E5M2 has four exponent bits" says E4M3's layout, of E5M2)."""
     mine = _bag_share(phrasing, sentence)
-    return any(_bag_share(o, sentence) >= mine for j, other in enumerate(points) if j != k for o in other)
+    return any(
+        _bag_share(o, sentence) >= mine
+        for j, other in enumerate(points)
+        if j != k and names_agree(other, sentence)
+        for o in other
+    )
 
 
 def _range_of(t: _Tokens, i: int) -> tuple[int, int]:

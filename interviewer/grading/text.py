@@ -425,3 +425,78 @@ class IDF:
         """IDF-weighted share of `terms` found in `said` (0 for no terms)."""
         total = sum(self.weight(t) for t in terms)
         return sum(self.weight(t) for t in terms & said) / total if total else 0.0
+
+
+_IDENTIFIER = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)[a-z0-9]+\b", re.I)
+# a numbered stage names a thing as "bf16" does: "stage 1", "ZeRO-3", "ZeRO stage 2"
+_STAGE = re.compile(r"\b(?:zero[\s-]*(?:stage[\s-]*)?|stage[\s-]*)(\d)\b", re.I)
+# a format's long name is its short one: "bfloat16" is bf16, "float32" fp32
+_SPELLED = re.compile(r"\b(b)?float(\d+)\b", re.I)
+
+
+@functools.lru_cache(maxsize=8192)
+def _identifiers(text: str) -> tuple[str, ...]:
+    """The letter-and-digit names `text` says, in order, lower case."""
+    text = _SPELLED.sub(lambda m: ("bf" if m[1] else "fp") + m[2], _STAGE.sub(r"stage\1", text))
+    return tuple(m.lower() for m in _IDENTIFIER.findall(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _said_names(text: str) -> frozenset[str]:
+    """The names an answer's `text` says, read as the grader reads it ("f p sixteen" is fp16)."""
+    return frozenset(_identifiers(clean(text))) if text else frozenset()
+
+
+def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
+    """A claim about "bf16" is not stated by a span about "fp16": when both name
+    letter-and-digit identifiers (fp16, int8, zero-3, llama2), the span or its `sentence`
+    must name the claim's subject (its first identifier), or nothing the claim does not name.
+
+    >>> claim = ["fp16 has the same range as fp32"]
+    >>> identifiers_agree(claim, "it has the same range as fp32")  # "it" may be the question's fp16
+    True
+    >>> identifiers_agree(claim, "since it has the same exponent range as fp32", "Use bf16, since it has ...")
+    False
+
+    A span that names something the claim does not speaks of that, whatever else its sentence
+    names:
+
+    >>> identifiers_agree(["bf16 needs loss scaling"], "so FP16 needs loss scaling",
+    ...                   "FP16 gradients underflow, so FP16 needs loss scaling, while BF16 doesn't need any.")
+    False
+    """
+    own = _said_names(span)
+    around = own | _said_names(sentence)
+    if not around:
+        return True  # "it needs loss scaling": the subject may be the question's
+    for phrase in phrasings:
+        named = _identifiers(phrase)
+        # a span that names something the claim does not speaks of that ("stage 3 shards the
+        # optimizer states" in a sentence that names stage 1 too); else its sentence says
+        # what "it" is
+        said = own if own - set(named) else around
+        if not named or not said or named[0] in said or said <= set(named):
+            return True
+    return False
+
+
+def names_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
+    """A key point about E4M3 is not said by a span about E5M2 only: where the point's own text
+    names formats or stages and the span (or, where it names nothing of its own the point does
+    not, its sentence) names some, one of them must be the point's. The other phrasings may
+    leave the subject unsaid.
+
+    >>> point = ["stage 1 shards the optimizer states", "Adam's moments are partitioned"]
+    >>> names_agree(point, "and stage 3 finally shards the optimizer states", "Stage 1 shards ..., and stage 3 ...")
+    False
+    >>> names_agree(point, "the optimizer states are sharded first")
+    True
+    >>> names_agree(["in fp16 check the loss scale or switch to bf16"], "moving to bf16 often fixes it, with its fp32-sized range")
+    True
+    """
+    named = set(_identifiers(phrasings[0])) if phrasings else set()
+    if not named:
+        return True
+    own = _said_names(span)
+    said = own if own - named else own | _said_names(sentence)
+    return not said or bool(said & named)
