@@ -813,3 +813,18 @@ def test_a_sentence_about_another_format_or_stage_is_no_evidence_for_a_point(gra
     assert stage_one.text.startswith("stage 1 shards the optimizer states")
     assert grader.grade(zero, "Stage 3 shards the optimizer states.").key_points[1].status == "missed"
     assert grader.grade(zero, "Stage 1 shards the optimizer states.").key_points[1].status == "covered"
+
+
+def test_zero_stages_said_with_their_shards_swapped_are_named_and_held_to_the_cap(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """The bank's own misconception for 003-36, said with the other stages' shards moved to match:
+    "stage 3 finally shards the optimizer states" is stage 1's point said of stage 3. It earns
+    the stage-3 point nothing, is named, and the answer is held to the cap on read wrong claims."""
+    q = bank.get("003-36")
+    answer = (
+        "ZeRO partitions training state across data-parallel GPUs. Stage 1 shards the parameters, stage 2 "
+        "adds the gradients, and stage 3 finally shards the optimizer states. Each stage saves more memory."
+    )
+    grade = grader.grade(q, answer)
+    assert grade.key_points[3].status == "missed"
+    assert "stage 3 finally shards the optimizer states" in [m.text for m in grade.misconceptions]
+    assert READ_CLAIM_FLAG in grade.flags and grade.score <= 2.0

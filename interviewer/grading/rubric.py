@@ -46,7 +46,7 @@ from interviewer.grading.grade import (
 )
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.order import read_order
-from interviewer.grading.roles import read_roles
+from interviewer.grading.roles import read_named_roles, read_roles
 from interviewer.grading.substitution import read_points
 from interviewer.grading.text import (
     IDF,
@@ -785,14 +785,18 @@ class RubricGrader:
         # a point said with one of its terms swapped for an opposed one ("weight decay" for
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
         # (or with its roles swapped between its two clauses: "val loss keeps falling while train
-        # loss turns up")
+        # loss turns up"; or with another point's words said of its stage or format: "stage 3
+        # finally shards the optimizer states")
         point_swaps = (
             []
             if rubric.derived
             else [
-                swap or turned
-                for swap, turned in zip(
-                    read_points(kp_groups, plain, text), read_roles(kp_groups, plain), strict=True
+                swap or turned or named
+                for swap, turned, named in zip(
+                    read_points(kp_groups, plain, text),
+                    read_roles(kp_groups, plain),
+                    read_named_roles(kp_groups, plain),
+                    strict=True,
                 )
             ]
         )
