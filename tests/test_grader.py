@@ -828,3 +828,17 @@ def test_zero_stages_said_with_their_shards_swapped_are_named_and_held_to_the_ca
     assert grade.key_points[3].status == "missed"
     assert "stage 3 finally shards the optimizer states" in [m.text for m in grade.misconceptions]
     assert READ_CLAIM_FLAG in grade.flags and grade.score <= 2.0
+
+
+def test_a_point_said_of_another_format_is_named_though_its_sentence_earns_nothing(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """ "an FP64 instability" for "a numerical instability such as in FP16": the sentence is no
+    evidence for the FP16 point (another format), and the point said of FP64 is named and set
+    right, with the answer held to the cap."""
+    q = bank.get("002-19")
+    wrong = "It can also be a numerical thing, like an FP64 instability."
+    grade = grader.grade(q, f"Usually it's a bad batch of data. {wrong}")
+    assert grade.key_points[1].status == "missed"
+    assert [(m.text, m.evidence) for m in grade.misconceptions] == [
+        ("can be a numerical instability such as in fp64", wrong)
+    ]
+    assert "FP16" in grade.feedback and READ_CLAIM_FLAG in grade.flags

@@ -19,7 +19,7 @@ from interviewer.corpus.bank import load_bank
 from interviewer.grading.calibration import MisconceptionFeatures, PointFeatures, load_calibration
 from interviewer.grading.decision import Analysis, decide
 from interviewer.grading.grade import READ_CLAIM_FLAG, aggregate
-from interviewer.grading.roles import read_named_roles, read_roles
+from interviewer.grading.roles import read_roles
 from interviewer.grading.text import segment
 from interviewer.settings import load_settings
 
@@ -95,48 +95,6 @@ def test_written_sentences_with_swapped_roles_are_read_and_right_ones_are_not() 
     assert right_read == 0
     assert swapped_read >= 10
     assert other_read <= 2
-
-
-def test_another_points_words_said_of_a_points_stage_are_that_point_said_wrong() -> None:
-    """ "stage 3 finally shards the optimizer states" says stage 1's point of stage 3: the stage-3
-    point is read as said wrong, with the clause as its wrong claim. Each said of its own stage,
-    in one sentence, nothing is read."""
-    points = [[kp.text, *kp.alternatives] for kp in load_bank(load_settings()).get("003-36").key_points]
-    wrong = "Stage 1 shards the parameters, stage 2 adds the gradients, and stage 3 finally shards the optimizer states."
-    read = read_named_roles(points, [wrong])
-    assert [k for k, r in enumerate(read) if r is not None] == [3]
-    assert read[3] is not None and read[3].wrong_claim == "stage 3 finally shards the optimizer states"
-    right = "Stage 1 shards the optimizer states, stage 2 adds the gradients, and stage 3 also shards the parameters."
-    assert read_named_roles(points, [right]) == [None] * len(points)
-
-
-def test_a_claim_said_of_another_format_is_not_read_against_a_point_that_denies_it() -> None:
-    """ "FP16 requires loss scaling" shares its words with "BF16 needs no loss scaling", but says
-    the opposite: it is not that point said of FP16."""
-    points = [[kp.text, *kp.alternatives] for kp in load_bank(load_settings()).get("002-23").key_points]
-    assert read_named_roles(points, ["FP16 requires loss scaling."]) == [None] * len(points)
-
-
-def test_no_phrasing_or_reference_sentence_of_the_bank_reads_as_another_points_words_of_its_stage() -> None:
-    bank = load_bank(load_settings())
-    for q in bank:
-        points = [[kp.text, *kp.alternatives] for kp in q.key_points]
-        sentences = [s.text for s in segment(q.reference) if s.level == "sentence"]
-        said = [f"I'd say {p}." for g in points for p in g]
-        assert read_named_roles(points, sentences + said) == [None] * len(points), q.id
-
-
-def test_written_sentences_that_state_their_point_are_not_read_as_another_points_words() -> None:
-    """No written sentence that states its point (calibration split) is read by the named-roles
-    reading for any point of its question."""
-    bank = load_bank(load_settings())
-    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row["kind"] != "key_point":
-            continue
-        points = [[kp.text, *kp.alternatives] for kp in bank.get(row["question_id"]).key_points]
-        for s in row["states"]:
-            assert read_named_roles(points, [s]) == [None] * len(points), s
 
 
 def test_an_answer_with_a_wrong_claim_read_in_its_words_is_held_to_the_cap_and_told_so() -> None:

@@ -270,7 +270,7 @@ def decide(question: Question, a: Analysis, calibration: Calibration, t0: float 
                     text=kp.twin or f"the opposite of: {kp.text}", evidence=evidence, correction=kp.text
                 )
             )
-        elif (swap := _at(a.point_swaps, i)) is not None and credit >= c.partial:
+        elif (swap := _at(a.point_swaps, i)) is not None and (credit >= c.partial or not swap.needs_credit):
             # said with a term swapped ("make sure weight decay is on"), in words close enough
             # to earn the point: no credit, and the sentence is named and set right
             credit, evidence = 0.0, swap.sentence

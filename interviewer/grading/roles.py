@@ -55,7 +55,6 @@ from interviewer.grading.substitution import (
     opposed,
     tokens,
 )
-from interviewer.grading.text import _identifiers, _said_names, clean, content_stems, is_negated
 
 # A point's clause needs at least this many words the other clause does not say.
 MIN_OWN = 2
@@ -181,61 +180,4 @@ def read_roles(points: list[list[str]], sentences: list[str]) -> list[Substituti
             )
             break
         found.append(hit)
-    return found
-
-
-# Where a clause of the answer ends: a name said in one clause is that clause's subject.
-_NAMED_CLAUSE = re.compile(
-    r"[,;:()]|\s[—–-]\s|\s(?:and|but|while|whereas|so|because|which|although|though|whilst)\s", re.I
-)
-# The other point's own words a clause must say to say that point (one word is a passing mention).
-MIN_OTHERS = 2
-
-
-def _named_subject(phrasing: str) -> str | None:
-    """The one format or stage a point's text names ("stage 1", "fp16"), or None where it names
-    none or several."""
-    named = set(_identifiers(phrasing))
-    return next(iter(named)) if len(named) == 1 else None
-
-
-def _own_stems(phrasings: list[str]) -> set[str]:
-    return {w for p in phrasings for w in content_stems(clean(p)) if not any(ch.isdigit() for ch in w)}
-
-
-def read_named_roles(points: list[list[str]], sentences: list[str]) -> list[Substitution | None]:
-    """Per key point (its phrasings), a clause of the answer that names the point's format or
-    stage and says what another point says of another one, or None: "stage 3 finally shards the
-    optimizer states" for "stage 1 shards the optimizer states" and "stage 3 also shards the
-    parameters". Both points must each name one thing only; the clause names the point's and no
-    other, says at least `MIN_OTHERS` words only the other point says and none only this one
-    says, and is negated as the other point is ("bf16 needs no loss scaling" is not said by
-    "fp16 needs loss scaling").
-
-    >>> stages = [["stage 1 shards the optimizer states"], ["stage 3 also shards the parameters and gathers full weights"]]
-    >>> read_named_roles(stages, ["Stage 1 shards the parameters with full weights gathered when needed."])[0].wrong_claim
-    'stage 1 shards the parameters with full weights gathered when needed'
-    >>> read_named_roles(stages, ["Stage 1 shards the optimizer states, stage 3 also the parameters."])
-    [None, None]
-    """
-    subjects = [_named_subject(p[0]) if p else None for p in points]
-    stems = [_own_stems(p) for p in points]
-    found: list[Substitution | None] = [None] * len(points)
-    for a, b in itertools.permutations(range(len(points)), 2):
-        x, y = subjects[a], subjects[b]
-        if x is None or y is None or x == y or found[a] is not None:
-            continue
-        mine, theirs = stems[a] - stems[b] - {x, y}, stems[b] - stems[a] - {x, y}
-        if not mine or not theirs:
-            continue
-        denied = is_negated(points[b][0])
-        for sentence, clause in ((s, c) for s in sentences for c in _NAMED_CLAUSE.split(s)):
-            if not clause.strip() or _said_names(clause) != {x}:
-                continue
-            said = set(content_stems(clean(clause)))
-            if len(said & theirs) >= MIN_OTHERS and not said & mine and is_negated(clause) == denied:
-                found[a] = Substitution(
-                    said=x, instead_of=y, sentence=sentence, wrong_claim=clause.strip().rstrip(".!?").lower()
-                )
-                break
     return found

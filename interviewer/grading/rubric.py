@@ -44,9 +44,10 @@ from interviewer.grading.grade import (
     Grade,
     NumericCheck,
 )
+from interviewer.grading.names import read_named_roles, read_other_names
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.order import read_order
-from interviewer.grading.roles import read_named_roles, read_roles
+from interviewer.grading.roles import read_roles
 from interviewer.grading.substitution import read_points
 from interviewer.grading.text import (
     IDF,
@@ -786,16 +787,17 @@ class RubricGrader:
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
         # (or with its roles swapped between its two clauses: "val loss keeps falling while train
         # loss turns up"; or with another point's words said of its stage or format: "stage 3
-        # finally shards the optimizer states")
+        # finally shards the optimizer states"; or of another format: "an FP64 instability")
         point_swaps = (
             []
             if rubric.derived
             else [
-                swap or turned or named
-                for swap, turned, named in zip(
+                swap or turned or named or renamed
+                for swap, turned, named, renamed in zip(
                     read_points(kp_groups, plain, text),
                     read_roles(kp_groups, plain),
                     read_named_roles(kp_groups, plain),
+                    read_other_names(kp_groups, plain, text, question.question),
                     strict=True,
                 )
             ]

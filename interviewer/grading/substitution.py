@@ -139,6 +139,9 @@ class Substitution:
     instead_of: str  # the point's term it stands for ("gradient clipping")
     sentence: str  # the answer's sentence, verbatim
     wrong_claim: str  # the point as the sentence says it ("make sure weight decay is on")
+    # counts only where the point's words earn it credit; a reading whose sentence the grader
+    # already refuses as evidence (another format's name: `text.names_agree`) sets its own bar
+    needs_credit: bool = True
 
 
 @dataclass(frozen=True)

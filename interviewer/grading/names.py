@@ -1,0 +1,144 @@
+"""Readings of the formats and stages a key point names ("fp16", "E4M3", "stage 1").
+
+Sentence vectors put "the weight update is done in fp32" and "the weight update happens in fp16"
+at one point, and word overlap counts every word but one as said. Yet in this field the name
+is the claim: a point about one format said of another is a wrong claim. Two readings:
+
+- `read_named_roles`: a clause that names a point's stage or format and says what *another*
+  point of the rubric says of *another* one ("stage 3 finally shards the optimizer states",
+  where stage 1's point says the optimizer states and stage 3's the parameters);
+- `read_other_names`: a sentence that says a point's words with another format or stage in
+  place of the point's one ("an FP64 instability" for "a numerical instability such as in
+  FP16"), where no other point of the rubric is about that one and the answer never names the
+  point's own.
+
+(The guard that goes with them, that a span about another format is no evidence for a point
+about this one, is `text.names_agree`, applied where the grader picks each point's evidence.)
+
+Chosen on the calibration split's written sentences (`evals/polarity/written.jsonl`); see
+`evals/GRADER_LOG.md`, rubric-31. Pure text: no model, no state.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from interviewer.grading.substitution import Substitution
+from interviewer.grading.text import _identifiers, _said_names, clean, content_stems, is_negated
+
+# Where a clause of the answer ends: a name said in one clause is that clause's subject.
+_NAMED_CLAUSE = re.compile(
+    r"[,;:()]|\s[—–-]\s|\s(?:and|but|while|whereas|so|because|which|although|though|whilst)\s", re.I
+)
+# The other point's own words a clause must say to say that point (one word is a passing mention).
+MIN_OTHERS = 2
+
+
+def _named_subject(phrasing: str) -> str | None:
+    """The one format or stage a point's text names ("stage 1", "fp16"), or None where it names
+    none or several."""
+    named = set(_identifiers(phrasing))
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def _own_stems(phrasings: list[str]) -> set[str]:
+    return {w for p in phrasings for w in content_stems(clean(p)) if not any(ch.isdigit() for ch in w)}
+
+
+def read_named_roles(points: list[list[str]], sentences: list[str]) -> list[Substitution | None]:
+    """Per key point (its phrasings), a clause of the answer that names the point's format or
+    stage and says what another point says of another one, or None: "stage 3 finally shards the
+    optimizer states" for "stage 1 shards the optimizer states" and "stage 3 also shards the
+    parameters". Both points must each name one thing only; the clause names the point's and no
+    other, says at least `MIN_OTHERS` words only the other point says and none only this one
+    says, and is negated as the other point is ("bf16 needs no loss scaling" is not said by
+    "fp16 needs loss scaling").
+
+    >>> stages = [["stage 1 shards the optimizer states"], ["stage 3 also shards the parameters and gathers full weights"]]
+    >>> read_named_roles(stages, ["Stage 1 shards the parameters with full weights gathered when needed."])[0].wrong_claim
+    'stage 1 shards the parameters with full weights gathered when needed'
+    >>> read_named_roles(stages, ["Stage 1 shards the optimizer states, stage 3 also the parameters."])
+    [None, None]
+    """
+    subjects = [_named_subject(p[0]) if p else None for p in points]
+    stems = [_own_stems(p) for p in points]
+    found: list[Substitution | None] = [None] * len(points)
+    for a, b in itertools.permutations(range(len(points)), 2):
+        x, y = subjects[a], subjects[b]
+        if x is None or y is None or x == y or found[a] is not None:
+            continue
+        mine, theirs = stems[a] - stems[b] - {x, y}, stems[b] - stems[a] - {x, y}
+        if not mine or not theirs:
+            continue
+        denied = is_negated(points[b][0])
+        for sentence, clause in ((s, c) for s in sentences for c in _NAMED_CLAUSE.split(s)):
+            if not clause.strip() or _said_names(clause) != {x}:
+                continue
+            said = set(content_stems(clean(clause)))
+            if len(said & theirs) >= MIN_OTHERS and not said & mine and is_negated(clause) == denied:
+                found[a] = Substitution(
+                    said=x, instead_of=y, sentence=sentence, wrong_claim=clause.strip().rstrip(".!?").lower()
+                )
+                break
+    return found
+
+
+# The names a swap reads: number formats and ZeRO stages, each one thing and no other.
+_SWAPPABLE = re.compile(r"^(?:fp\d+|bf\d+|int\d+|tf32|e\dm\d|stage\d)$")
+# The share of a point's other words a sentence must say to say the point with another name.
+MIN_SHARE = 0.6
+
+
+def read_other_names(
+    points: list[list[str]], sentences: list[str], answer: str, question: str = ""
+) -> list[Substitution | None]:
+    """Per key point (its phrasings), a sentence of the answer that says the point's words with
+    another format or stage in place of the one the point names, or None. Not read for a point
+    that names several, nor where the answer names the point's own anywhere, another point of the
+    rubric names the sentence's (the sentence may be that point), the question names the point's
+    (the answer may leave it unsaid: "FP16 needs loss scaling?" "Yes, ..."), the sentence names more than
+    one, says fewer than `MIN_SHARE` of the point's other words (and at least two), or is negated
+    where the point is not.
+
+    >>> point = [["can be a numerical instability such as in FP16"]]
+    >>> said = "Could also be an FP64 numerical instability."
+    >>> read_other_names(point, [said], said)[0].wrong_claim
+    'can be a numerical instability such as in fp64'
+    >>> said = "Could also be an FP64 numerical instability, or one in FP16."
+    >>> read_other_names(point, [said], said)
+    [None]
+    """
+    named_anywhere = _said_names(answer) | _said_names(question)
+    subjects = [set(_identifiers(p[0])) if p else set() for p in points]
+    found: list[Substitution | None] = [None] * len(points)
+    for k, phrasings in enumerate(points):
+        if len(subjects[k]) != 1:
+            continue
+        (x,) = subjects[k]
+        if not _SWAPPABLE.match(x) or x in named_anywhere:
+            continue
+        words = {
+            w for w in content_stems(clean(phrasings[0])) if w != x and not any(ch.isdigit() for ch in w)
+        }
+        if len(words) < 2:
+            continue
+        for sentence in sentences:
+            said = _said_names(sentence)
+            if len(said) != 1:
+                continue
+            (y,) = said
+            if y == x or not _SWAPPABLE.match(y) or y.startswith("stage") != x.startswith("stage"):
+                continue
+            if any(y in subjects[j] for j in range(len(points)) if j != k):
+                continue  # the sentence may say that other point
+            shared = set(content_stems(clean(sentence))) & words
+            if len(shared) >= max(2, MIN_SHARE * len(words)) and is_negated(sentence) == is_negated(
+                phrasings[0]
+            ):
+                wrong = re.sub(re.escape(x), y, clean(phrasings[0]), flags=re.I)
+                found[k] = Substitution(
+                    said=y, instead_of=x, sentence=sentence, wrong_claim=wrong.lower(), needs_credit=False
+                )
+                break
+    return found

@@ -1,0 +1,115 @@
+"""The readings of the formats and stages a key point names (`interviewer/grading/names.py`):
+another point's words said of a point's stage, and a point said with another format's name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from interviewer.corpus.bank import load_bank
+from interviewer.grading.names import read_named_roles, read_other_names
+from interviewer.grading.text import segment
+from interviewer.settings import load_settings
+
+WRITTEN = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "written.jsonl"
+
+
+def rubric(question_id: str) -> tuple[list[list[str]], str]:
+    q = load_bank(load_settings()).get(question_id)
+    return [[kp.text, *kp.alternatives] for kp in q.key_points], q.question
+
+
+def test_another_points_words_said_of_a_points_stage_are_that_point_said_wrong() -> None:
+    """ "stage 3 finally shards the optimizer states" says stage 1's point of stage 3: the stage-3
+    point is read as said wrong, with the clause as its wrong claim. Each said of its own stage,
+    in one sentence, nothing is read."""
+    points, _ = rubric("003-36")
+    wrong = "Stage 1 shards the parameters, stage 2 adds the gradients, and stage 3 finally shards the optimizer states."
+    read = read_named_roles(points, [wrong])
+    assert [k for k, r in enumerate(read) if r is not None] == [3]
+    assert read[3] is not None and read[3].wrong_claim == "stage 3 finally shards the optimizer states"
+    right = "Stage 1 shards the optimizer states, stage 2 adds the gradients, and stage 3 also shards the parameters."
+    assert read_named_roles(points, [right]) == [None] * len(points)
+
+
+def test_a_claim_said_of_another_format_is_not_read_against_a_point_that_denies_it() -> None:
+    """ "FP16 requires loss scaling" shares its words with "BF16 needs no loss scaling", but says
+    the opposite: it is not that point said of FP16."""
+    points, _ = rubric("002-23")
+    assert read_named_roles(points, ["FP16 requires loss scaling."]) == [None] * len(points)
+
+
+def test_no_phrasing_or_reference_sentence_of_the_bank_reads_as_another_points_words_of_its_stage() -> None:
+    bank = load_bank(load_settings())
+    for q in bank:
+        points = [[kp.text, *kp.alternatives] for kp in q.key_points]
+        sentences = [s.text for s in segment(q.reference) if s.level == "sentence"]
+        said = [f"I'd say {p}." for g in points for p in g]
+        assert read_named_roles(points, sentences + said) == [None] * len(points), q.id
+
+
+def test_written_sentences_that_state_their_point_are_not_read_as_another_points_words() -> None:
+    """No written sentence that states its point (calibration split) is read by the named-roles
+    reading for any point of its question."""
+    bank = load_bank(load_settings())
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["kind"] != "key_point":
+            continue
+        points = [[kp.text, *kp.alternatives] for kp in bank.get(row["question_id"]).key_points]
+        for s in row["states"]:
+            assert read_named_roles(points, [s]) == [None] * len(points), s
+
+
+def test_a_point_said_of_another_format_is_read_with_that_formats_name() -> None:
+    """ "an FP64 instability" for "a numerical instability such as in FP16": the point said wrong."""
+    points, question = rubric("002-19")
+    said = "It can also be a numerical thing, like an FP64 instability."
+    read = read_other_names(points, [said], said, question)
+    assert [r.wrong_claim if r else None for r in read] == [
+        None,
+        "can be a numerical instability such as in fp64",
+        None,
+        None,
+        None,
+    ]
+
+
+def test_a_format_the_answer_or_the_question_names_elsewhere_is_not_swapped() -> None:
+    """An answer that names the point's own format anywhere may be comparing the two; a question
+    that names it ("FP16 needs loss scaling?") may be answered without naming it ("Yes, ...")."""
+    points, question = rubric("002-19")
+    said = "It can also be an FP64 instability."
+    assert not any(read_other_names(points, [said], f"{said} Or FP16 overflow.", question))
+    points, question = rubric("002-24")
+    said = "BF16 needs exactly the same loss scaling."
+    assert not any(read_other_names(points, [said], said, question))
+
+
+def test_no_phrasing_or_reference_sentence_of_the_bank_is_read_as_said_of_another_format() -> None:
+    for q in load_bank(load_settings()):
+        points = [[kp.text, *kp.alternatives] for kp in q.key_points]
+        sentences = [s.text for s in segment(q.reference) if s.level == "sentence"]
+        assert not any(read_other_names(points, sentences, q.reference, q.question)), q.id
+        for phrasing in (p for g in points for p in g):
+            assert not any(read_other_names(points, [phrasing], phrasing, q.question)), (q.id, phrasing)
+
+
+def test_written_sentences_said_of_another_format_are_read_and_right_ones_are_not() -> None:
+    """The calibration split's written sentences about key points: none that states its point is
+    read, for any point; some that put another format in the point's place are (3 on rubric-31)."""
+    bank = load_bank(load_settings())
+    right_read, wrong_read = 0, 0
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["kind"] != "key_point":
+            continue
+        q = bank.get(row["question_id"])
+        points = [[kp.text, *kp.alternatives] for kp in q.key_points]
+        right_read += sum(any(read_other_names(points, [s], s, q.question)) for s in row["states"])
+        wrong_read += sum(
+            read_other_names(points, [w["sentence"]], w["sentence"], q.question)[row["index"]] is not None
+            for w in row["contradicts"]
+        )
+    assert right_read == 0
+    assert wrong_read >= 3
