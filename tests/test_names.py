@@ -1,5 +1,6 @@
 """The readings of the formats and stages a key point names (`interviewer/grading/names.py`):
-another point's words said of a point's stage, and a point said with another format's name."""
+another point's words said of a point's stage, a point said with another format's name, and a
+point's numbers given to each other's words."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from pathlib import Path
 
 from interviewer.corpus.bank import load_bank
-from interviewer.grading.names import read_named_roles, read_other_names
+from interviewer.grading.names import read_named_roles, read_number_roles, read_other_names
 from interviewer.grading.text import segment
 from interviewer.settings import load_settings
 
@@ -113,3 +114,29 @@ def test_written_sentences_said_of_another_format_are_read_and_right_ones_are_no
         )
     assert right_read == 0
     assert wrong_read >= 3
+
+
+def test_a_points_numbers_given_to_each_others_words_are_read_as_swapped() -> None:
+    """ "three exponent bits and four mantissa bits" for E4M3's "4 exponent and 3 mantissa bits";
+    said the right way, or with one number wrong (the number reading's case), nothing is read."""
+    points, _ = rubric("000-05")
+    swapped = read_number_roles(points, ["So E4M3 is three exponent bits and four mantissa bits, up to 448."])
+    assert [r.wrong_claim if r else None for r in swapped][:2] == [
+        "e4m3 has 3 exponent and 4 mantissa bits, max about 448",
+        None,
+    ]
+    assert not any(read_number_roles(points, ["E4M3 has four exponent bits and three mantissa bits."]))
+    assert not any(read_number_roles(points, ["E4M3 has four exponent bits and two mantissa bits."]))
+
+
+def test_no_text_of_the_bank_and_no_written_right_sentence_has_its_numbers_swapped() -> None:
+    bank = load_bank(load_settings())
+    for q in bank:
+        points = [[kp.text, *kp.alternatives] for kp in q.key_points]
+        sentences = [s.text for s in segment(q.reference) if s.level == "sentence"]
+        assert not any(read_number_roles(points, sentences + [p for g in points for p in g])), q.id
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["kind"] == "key_point":
+            points = [[kp.text, *kp.alternatives] for kp in bank.get(row["question_id"]).key_points]
+            assert not any(read_number_roles(points, row["states"])), row["claim"]

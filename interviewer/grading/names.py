@@ -24,8 +24,16 @@ from __future__ import annotations
 import itertools
 import re
 
-from interviewer.grading.substitution import Substitution
-from interviewer.grading.text import _identifiers, _said_names, clean, content_stems, is_negated
+from interviewer.grading.substitution import Substitution, _Tokens, tokens
+from interviewer.grading.text import (
+    STOPWORDS,
+    _identifiers,
+    _said_names,
+    clean,
+    content_stems,
+    is_negated,
+    names_agree,
+)
 
 # Where a clause of the answer ends: a name said in one clause is that clause's subject.
 _NAMED_CLAUSE = re.compile(
@@ -142,3 +150,83 @@ def read_other_names(
                 )
                 break
     return found
+
+
+# How far after a number the word it counts may stand ("4 exponent bits", "three to the exponent").
+SLOT_REACH = 3
+
+
+def _slots(t: _Tokens, words: frozenset[str]) -> list[tuple[float, str]]:
+    """(value, slot) for each whole number of `t` followed within `SLOT_REACH` words by one of
+    `words`: what the number counts ("4 exponent" → (4.0, "expon"))."""
+    found = []
+    for i, w in enumerate(t.stems):
+        if not w[0].isdigit():
+            continue
+        after = next((s for s in t.stems[i + 1 : i + 1 + SLOT_REACH] if s in words or s[0].isdigit()), None)
+        if after is not None and not after[0].isdigit():
+            found.append((float(w), after))
+    return found
+
+
+def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Substitution | None]:
+    """Per key point (its phrasings), a sentence that gives the point's numbers to each other's
+    words, or None: "E4M3 has three exponent bits and four mantissa bits" for "E4M3 has 4
+    exponent and 3 mantissa bits". The point's text must give two or more numbers, each to its
+    own word; the sentence must agree with the point's names (`text.names_agree`) and give at
+    least two of those words a number, every one of them another of the point's numbers.
+
+    >>> point = [["E4M3 has 4 exponent and 3 mantissa bits, max about 448"]]
+    >>> read_number_roles(point, ["E4M3: three exponent bits, four mantissa bits, max 448."])[0].wrong_claim
+    'e4m3 has 3 exponent and 4 mantissa bits, max about 448'
+    >>> read_number_roles(point, ["E4M3 has four exponent and three mantissa bits."])
+    [None]
+    """
+    found: list[Substitution | None] = [None] * len(points)
+    for k, phrasings in enumerate(points):
+        if not phrasings:
+            continue
+        claim = tokens(phrasings[0])
+        slot_words = frozenset(
+            next(
+                (
+                    s
+                    for s in claim.stems[i + 1 : i + 1 + SLOT_REACH]
+                    if not s[0].isdigit() and s not in STOPWORDS
+                ),
+                "",
+            )
+            for i, w in enumerate(claim.stems)
+            if w[0].isdigit()
+        ) - {""}
+        given = dict((slot, value) for value, slot in _slots(claim, slot_words))
+        if len(given) < 2 or len(set(given.values())) < len(given):
+            continue  # fewer than two numbers, each with its own word
+        for sentence in sentences:
+            if not names_agree(phrasings, sentence):
+                continue
+            said = [(v, s) for v, s in _slots(tokens(sentence), slot_words) if s in given]
+            if len({s for _, s in said}) < 2:
+                continue
+            if all(v != given[s] and v in given.values() for v, s in said):
+                wrong = _renumbered(clean(phrasings[0]), {given[s]: v for v, s in said})
+                found[k] = Substitution(
+                    said=", ".join(_format(v) for v, _ in said),
+                    instead_of=", ".join(_format(given[s]) for _, s in said),
+                    sentence=sentence,
+                    wrong_claim=wrong.lower(),
+                )
+                break
+    return found
+
+
+def _format(value: float) -> str:
+    return f"{value:g}"
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+def _renumbered(text: str, swap: dict[float, float]) -> str:
+    """`text` with each whole number that `swap` holds replaced by its value there."""
+    return _NUMBER.sub(lambda m: _format(swap.get(float(m[0]), float(m[0]))), text)

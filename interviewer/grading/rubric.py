@@ -44,7 +44,7 @@ from interviewer.grading.grade import (
     Grade,
     NumericCheck,
 )
-from interviewer.grading.names import read_named_roles, read_other_names
+from interviewer.grading.names import read_named_roles, read_number_roles, read_other_names
 from interviewer.grading.numbers import check_numeric, extract_quantities, same_value
 from interviewer.grading.order import read_order
 from interviewer.grading.roles import read_roles
@@ -787,17 +787,19 @@ class RubricGrader:
         # "gradient clipping"), read on the bank's rubrics, whose opposed terms it knows
         # (or with its roles swapped between its two clauses: "val loss keeps falling while train
         # loss turns up"; or with another point's words said of its stage or format: "stage 3
-        # finally shards the optimizer states"; or of another format: "an FP64 instability")
+        # finally shards the optimizer states"; or of another format: "an FP64 instability"; or with
+        # its numbers given to each other's words: "three exponent bits and four mantissa bits")
         point_swaps = (
             []
             if rubric.derived
             else [
-                swap or turned or named or renamed
-                for swap, turned, named, renamed in zip(
+                swap or turned or named or renamed or renumbered
+                for swap, turned, named, renamed, renumbered in zip(
                     read_points(kp_groups, plain, text),
                     read_roles(kp_groups, plain),
                     read_named_roles(kp_groups, plain),
                     read_other_names(kp_groups, plain, text, question.question),
+                    read_number_roles(kp_groups, plain),
                     strict=True,
                 )
             ]
