@@ -181,6 +181,9 @@ def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Sub
     'e4m3 has 3 exponent and 4 mantissa bits, max about 448'
     >>> read_number_roles(point, ["E4M3 has four exponent and three mantissa bits."])
     [None]
+    >>> read_number_roles(point, ["E4M3 is three exponent and four mantissa bits, E5M2 five and two."])[0].said
+    '3, 4'
+
     """
     found: list[Substitution | None] = [None] * len(points)
     for k, phrasings in enumerate(points):
@@ -202,10 +205,10 @@ def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Sub
         given = dict((slot, value) for value, slot in _slots(claim, slot_words))
         if len(given) < 2 or len(set(given.values())) < len(given):
             continue  # fewer than two numbers, each with its own word
-        for sentence in sentences:
-            if not names_agree(phrasings, sentence):
+        for sentence, part in ((s, part) for s in sentences for part in _by_name(s)):
+            if not names_agree(phrasings, part):
                 continue
-            said = [(v, s) for v, s in _slots(tokens(sentence), slot_words) if s in given]
+            said = [(v, s) for v, s in _slots(tokens(part), slot_words) if s in given]
             if len({s for _, s in said}) < 2:
                 continue
             if all(v != given[s] and v in given.values() for v, s in said):
@@ -218,6 +221,19 @@ def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Sub
                 )
                 break
     return found
+
+
+def _by_name(sentence: str) -> list[str]:
+    """The sentence cut before each format or stage it names after its first: what is said of
+    each ("E4M3 is four exponent bits and three mantissa bits, and | E5M2 is five and two")."""
+    t = tokens(sentence)
+    starts = [  # where a name begins: "e4m3", "stage" of "stage 2"
+        i
+        for i in range(len(t.surface))
+        if _said_names(" ".join(t.surface[i : i + 2])) - _said_names(" ".join(t.surface[i + 1 : i + 2]))
+    ]
+    cuts = [0, *(i for i in starts[1:]), len(t.stems)] if starts else [0, len(t.stems)]
+    return [t.text[t.spans[a][0] : t.spans[b - 1][1]] for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def _format(value: float) -> str:
