@@ -2,7 +2,7 @@
 
 Sentence vectors put "the weight update is done in fp32" and "the weight update happens in fp16"
 at one point, and word overlap counts every word but one as said. Yet in this field the name
-is the claim: a point about one format said of another is a wrong claim. Two readings:
+is the claim: a point about one format said of another is a wrong claim. Three readings:
 
 - `read_named_roles`: a clause that names a point's stage or format and says what *another*
   point of the rubric says of *another* one ("stage 3 finally shards the optimizer states",
@@ -10,7 +10,9 @@ is the claim: a point about one format said of another is a wrong claim. Two rea
 - `read_other_names`: a sentence that says a point's words with another format or stage in
   place of the point's one ("an FP64 instability" for "a numerical instability such as in
   FP16"), where no other point of the rubric is about that one and the answer never names the
-  point's own.
+  point's own;
+- `read_number_roles`: a sentence that gives a point's numbers to each other's words ("E4M3 is
+  three exponent bits and four mantissa bits" for "4 exponent and 3 mantissa bits").
 
 (The guard that goes with them, that a span about another format is no evidence for a point
 about this one, is `text.names_agree`, applied where the grader picks each point's evidence.)
@@ -27,12 +29,12 @@ import re
 from interviewer.grading.substitution import Substitution, _Tokens, tokens
 from interviewer.grading.text import (
     STOPWORDS,
-    _identifiers,
-    _said_names,
     clean,
     content_stems,
     is_negated,
     names_agree,
+    names_in,
+    said_names,
 )
 
 # Where a clause of the answer ends: a name said in one clause is that clause's subject.
@@ -46,7 +48,7 @@ MIN_OTHERS = 2
 def _named_subject(phrasing: str) -> str | None:
     """The one format or stage a point's text names ("stage 1", "fp16"), or None where it names
     none or several."""
-    named = set(_identifiers(phrasing))
+    named = set(names_in(phrasing))
     return next(iter(named)) if len(named) == 1 else None
 
 
@@ -81,7 +83,7 @@ def read_named_roles(points: list[list[str]], sentences: list[str]) -> list[Subs
             continue
         denied = is_negated(points[b][0])
         for sentence, clause in ((s, c) for s in sentences for c in _NAMED_CLAUSE.split(s)):
-            if not clause.strip() or _said_names(clause) != {x}:
+            if not clause.strip() or said_names(clause) != {x}:
                 continue
             said = set(content_stems(clean(clause)))
             if len(said & theirs) >= MIN_OTHERS and not said & mine and is_negated(clause) == denied:
@@ -117,8 +119,8 @@ def read_other_names(
     >>> read_other_names(point, [said], said)
     [None]
     """
-    named_anywhere = _said_names(answer) | _said_names(question)
-    subjects = [set(_identifiers(p[0])) if p else set() for p in points]
+    named_anywhere = said_names(answer) | said_names(question)
+    subjects = [set(names_in(p[0])) if p else set() for p in points]
     found: list[Substitution | None] = [None] * len(points)
     for k, phrasings in enumerate(points):
         if len(subjects[k]) != 1:
@@ -132,7 +134,7 @@ def read_other_names(
         if len(words) < 2:
             continue
         for sentence in sentences:
-            said = _said_names(sentence)
+            said = said_names(sentence)
             if len(said) != 1:
                 continue
             (y,) = said
@@ -230,7 +232,7 @@ def _by_name(sentence: str) -> list[str]:
     starts = [  # where a name begins: "e4m3", "stage" of "stage 2"
         i
         for i in range(len(t.surface))
-        if _said_names(" ".join(t.surface[i : i + 2])) - _said_names(" ".join(t.surface[i + 1 : i + 2]))
+        if said_names(" ".join(t.surface[i : i + 2])) - said_names(" ".join(t.surface[i + 1 : i + 2]))
     ]
     cuts = [0, *(i for i in starts[1:]), len(t.stems)] if starts else [0, len(t.stems)]
     return [t.text[t.spans[a][0] : t.spans[b - 1][1]] for a, b in itertools.pairwise(cuts) if b > a]

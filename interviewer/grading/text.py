@@ -435,16 +435,20 @@ _SPELLED = re.compile(r"\b(b)?float(\d+)\b", re.I)
 
 
 @functools.lru_cache(maxsize=8192)
-def _identifiers(text: str) -> tuple[str, ...]:
-    """The letter-and-digit names `text` says, in order, lower case."""
+def names_in(text: str) -> tuple[str, ...]:
+    """The letter-and-digit names `text` says, in order, lower case.
+
+    >>> names_in("ZeRO stage 2 and ZeRO-3 keep bfloat16 weights, not FP32")
+    ('stage2', 'stage3', 'bf16', 'fp32')
+    """
     text = _SPELLED.sub(lambda m: ("bf" if m[1] else "fp") + m[2], _STAGE.sub(r"stage\1", text))
     return tuple(m.lower() for m in _IDENTIFIER.findall(text))
 
 
 @functools.lru_cache(maxsize=8192)
-def _said_names(text: str) -> frozenset[str]:
+def said_names(text: str) -> frozenset[str]:
     """The names an answer's `text` says, read as the grader reads it ("f p sixteen" is fp16)."""
-    return frozenset(_identifiers(clean(text))) if text else frozenset()
+    return frozenset(names_in(clean(text))) if text else frozenset()
 
 
 def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
@@ -465,12 +469,12 @@ def identifiers_agree(phrasings: list[str], span: str, sentence: str = "") -> bo
     ...                   "FP16 gradients underflow, so FP16 needs loss scaling, while BF16 doesn't need any.")
     False
     """
-    own = _said_names(span)
-    around = own | _said_names(sentence)
+    own = said_names(span)
+    around = own | said_names(sentence)
     if not around:
         return True  # "it needs loss scaling": the subject may be the question's
     for phrase in phrasings:
-        named = _identifiers(phrase)
+        named = names_in(phrase)
         # a span that names something the claim does not speaks of that ("stage 3 shards the
         # optimizer states" in a sentence that names stage 1 too); else its sentence says
         # what "it" is
@@ -494,9 +498,9 @@ def names_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
     >>> names_agree(["in fp16 check the loss scale or switch to bf16"], "moving to bf16 often fixes it, with its fp32-sized range")
     True
     """
-    named = set(_identifiers(phrasings[0])) if phrasings else set()
+    named = set(names_in(phrasings[0])) if phrasings else set()
     if not named:
         return True
-    own = _said_names(span)
-    said = own if own - named else own | _said_names(sentence)
+    own = said_names(span)
+    said = own if own - named else own | said_names(sentence)
     return not said or bool(said & named)
