@@ -243,6 +243,23 @@ def test_a_recording_that_was_not_sent_says_nothing(
     assert list(interviews.on_voice_heard(sid, True, True, draft_id, text)) == [gr.skip()]  # review on
 
 
+def test_the_voice_of_a_hands_free_turn_is_said_though_the_page_cleared_its_draft_first(
+    interviews: Interviews,
+    fake_speech,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    """Under load the page can start the voice handler after the sending has cleared the draft
+    (seen in a fresh-clone run: the transcript still there, the draft id empty): the voice is
+    still said, for the session's last transcription. A recording that failed leaves none."""
+    sid = started(interviews)
+    text, draft_id = recorded(interviews, sid, fake_speech, tmp_path)
+    with ThreadPoolExecutor(max_workers=1) as page:
+        voice = page.submit(lambda: list(interviews.on_voice_heard(sid, True, False, "", text)))
+        drain(interviews.on_hands_free(sid, text, draft_id, True, False))
+        assert len(voice.result(timeout=60)) == 2  # the reaction, then the next question
+    assert list(interviews.on_voice_heard(sid, True, False, "", "")) == [gr.skip()]  # used once
+
+
 def test_outside_a_voice_interview_a_recording_waits_for_review_and_nothing_is_spoken(
     interviews: Interviews,
     fake_speech,

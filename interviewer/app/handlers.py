@@ -120,6 +120,9 @@ class Interviews:
         self._saying = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voice")
         self._said_ahead: dict[Path, Future[Any]] = {}
         self._hands_free: dict[str, HandsFreeTurn] = {}  # by draft id, until its voice is said
+        # each session's last transcription (draft id, transcript), as the server made it: the
+        # page's copy can be cleared by the sending before the voice handler reads it
+        self._transcribed: dict[str, tuple[str, str]] = {}
         self._hands_free_lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=256)  # recordings transcribed
 
@@ -338,8 +341,10 @@ class Interviews:
             draft_id, heard = self.transcribe(session_id, path)
             log.debug("transcribed a recording in %.2f s", time.perf_counter() - started)
         except InterviewerError as exc:
+            self._transcribed.pop(session_id, None)
             _warn(exc, self.settings)  # whatever was typed or transcribed before stays
             return gr.skip(), gr.skip(), gr.skip()
+        self._transcribed[session_id] = (draft_id, heard.text)
         return heard.text, draft_figures(heard.delivery), draft_id
 
     def on_send_spoken(
@@ -394,7 +399,14 @@ class Interviews:
     ) -> Iterator[Any]:
         """The voice of a turn sent hands-free. It starts with the sending, not after it (a
         page round trip, about 0.25 s), waits for the grade, then says the line as `on_voice`
-        does. Nothing is said when the recording was not sent."""
+        does. Nothing is said when the recording was not sent. The page reads this handler's
+        inputs as it starts it, which under load can be after the sending has cleared the draft:
+        an empty draft is then the session's last transcription."""
+        if not draft_id and session_id in self._transcribed:
+            draft_id, text = self._transcribed[session_id]
+            log.debug(
+                "voice of a recording: the page's draft was empty; the last transcription is %s", draft_id
+            )
         if not hands_free(voice_on, review, draft_id, text):
             log.debug(
                 "voice of a recording: not a hands-free turn (draft %r, %d characters)", draft_id, len(text)
@@ -405,6 +417,8 @@ class Interviews:
         over = turn.done.wait(HANDS_FREE_WAIT_S)
         with self._hands_free_lock:
             self._hands_free.pop(draft_id, None)
+        if self._transcribed.get(session_id, ("",))[0] == draft_id:
+            self._transcribed.pop(session_id, None)  # its voice is said (or not): no fallback for the next
         log.debug("voice of recording %s: turn over %s, sent %s", draft_id, over, turn.sent)
         if not (over and turn.sent):
             yield gr.skip()
