@@ -28,6 +28,7 @@ import re
 
 from interviewer.grading.substitution import Substitution, _Tokens, tokens
 from interviewer.grading.text import (
+    CLAUSE_BREAK,
     STOPWORDS,
     clean,
     content_stems,
@@ -37,10 +38,8 @@ from interviewer.grading.text import (
     said_names,
 )
 
-# Where a clause of the answer ends: a name said in one clause is that clause's subject.
-_NAMED_CLAUSE = re.compile(
-    r"[,;:()]|\s[—–-]\s|\s(?:and|but|while|whereas|so|because|which|although|though|whilst)\s", re.I
-)
+# "and" or "but" left at a clause's start where a comma came first (", and stage 3 ...")
+_LEADING_OPENER = re.compile(r"^(?:and|but|so|while|whereas|because|which)\s+", re.I)
 # The other point's own words a clause must say to say that point (one word is a passing mention).
 MIN_OTHERS = 2
 
@@ -82,13 +81,16 @@ def read_named_roles(points: list[list[str]], sentences: list[str]) -> list[Subs
         if not mine or not theirs:
             continue
         denied = is_negated(points[b][0])
-        for sentence, clause in ((s, c) for s in sentences for c in _NAMED_CLAUSE.split(s)):
+        for sentence, clause in ((s, c) for s in sentences for c in CLAUSE_BREAK.split(s)):
             if not clause.strip() or said_names(clause) != {x}:
                 continue
             said = set(content_stems(clean(clause)))
             if len(said & theirs) >= MIN_OTHERS and not said & mine and is_negated(clause) == denied:
                 found[a] = Substitution(
-                    said=x, instead_of=y, sentence=sentence, wrong_claim=clause.strip().rstrip(".!?").lower()
+                    said=x,
+                    instead_of=y,
+                    sentence=sentence,
+                    wrong_claim=_LEADING_OPENER.sub("", clause.strip()).rstrip(".!?").lower(),
                 )
                 break
     return found

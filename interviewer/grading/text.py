@@ -269,7 +269,9 @@ class Span:
 
 
 _SENT_END = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSE = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
+# where a sentence's clauses part: what `segment` cuts a long sentence into, and what a name said
+# in a clause is the subject of (`names.py`)
+CLAUSE_BREAK = re.compile(r",\s+|\s+[—–-]\s+|:\s+|\s+(?:and|but|because|which|so|while|whereas)\s+", re.I)
 
 
 MIN_CLAUSE_WORDS = 4  # shorter pieces of a sentence ("and so on") are not spans of their own
@@ -297,7 +299,7 @@ def segment(answer: str, window: int = 8, max_spans: int = 120) -> list[Span]:
         n_words = len(piece.split())
         if n_words > 12:
             cpos = 0
-            parts = _CLAUSE.split(piece)
+            parts = CLAUSE_BREAK.split(piece)
             for part in parts if len(parts) > 1 else []:
                 cstart = piece.find(part, cpos)
                 cpos = cstart + len(part)
