@@ -76,6 +76,20 @@ def test_a_point_said_of_another_format_is_read_with_that_formats_name() -> None
     ]
 
 
+def test_a_point_said_of_another_stage_is_named_with_that_stage_in_its_wrong_claim() -> None:
+    """ "like ZeRO-1" for "like ZeRO-3": the wrong claim the grade names says stage 1 where the
+    point says ZeRO-3, however the point spells its stage."""
+    points, question = rubric("003-37")
+    said = "FSDP shards parameters, gradients and optimizer state across GPUs, like ZeRO-1 does."
+    read = read_other_names(points, [said], said, question)
+    assert read[0] is not None
+    assert (
+        read[0].wrong_claim
+        == "fsdp shards parameters, gradients and optimizer state across gpus, like stage 1"
+    )
+    assert not any(read[1:])
+
+
 def test_a_format_the_answer_or_the_question_names_elsewhere_is_not_swapped() -> None:
     """An answer that names the point's own format anywhere may be comparing the two; a question
     that names it ("FP16 needs loss scaling?") may be answered without naming it ("Yes, ...")."""

@@ -35,6 +35,7 @@ from interviewer.grading.text import (
     is_negated,
     names_agree,
     names_in,
+    renamed,
     said_names,
 )
 
@@ -148,7 +149,7 @@ def read_other_names(
             if len(shared) >= max(2, MIN_SHARE * len(words)) and is_negated(sentence) == is_negated(
                 phrasings[0]
             ):
-                wrong = re.sub(re.escape(x), y, clean(phrasings[0]), flags=re.I)
+                wrong = renamed(clean(phrasings[0]), x, y)
                 found[k] = Substitution(
                     said=y, instead_of=x, sentence=sentence, wrong_claim=wrong.lower(), needs_credit=False
                 )
@@ -160,17 +161,25 @@ def read_other_names(
 SLOT_REACH = 3
 
 
-def _slots(t: _Tokens, words: frozenset[str]) -> list[tuple[float, str]]:
-    """(value, slot) for each whole number of `t` followed within `SLOT_REACH` words by one of
-    `words`: what the number counts ("4 exponent" → (4.0, "expon"))."""
-    found = []
-    for i, w in enumerate(t.stems):
-        if not w[0].isdigit():
-            continue
-        after = next((s for s in t.stems[i + 1 : i + 1 + SLOT_REACH] if s in words or s[0].isdigit()), None)
-        if after is not None and not after[0].isdigit():
-            found.append((float(w), after))
-    return found
+def _slot_after(t: _Tokens, i: int, words: frozenset[str] | None = None) -> str | None:
+    """The word that the number at `i` counts: the first of `words` (any word but a stopword
+    where `words` is None) within `SLOT_REACH` words after it, before another number."""
+    for s in t.stems[i + 1 : i + 1 + SLOT_REACH]:
+        if s[0].isdigit():
+            return None
+        if s in words if words is not None else s not in STOPWORDS:
+            return s
+    return None
+
+
+def _slots(t: _Tokens, words: frozenset[str] | None = None) -> list[tuple[float, str]]:
+    """(value, slot) for each whole number of `t` that counts one of `words` (`_slot_after`):
+    "4 exponent" → (4.0, "expon")."""
+    return [
+        (float(w), slot)
+        for i, w in enumerate(t.stems)
+        if w[0].isdigit() and (slot := _slot_after(t, i, words)) is not None
+    ]
 
 
 def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Substitution | None]:
@@ -194,19 +203,8 @@ def read_number_roles(points: list[list[str]], sentences: list[str]) -> list[Sub
         if not phrasings:
             continue
         claim = tokens(phrasings[0])
-        slot_words = frozenset(
-            next(
-                (
-                    s
-                    for s in claim.stems[i + 1 : i + 1 + SLOT_REACH]
-                    if not s[0].isdigit() and s not in STOPWORDS
-                ),
-                "",
-            )
-            for i, w in enumerate(claim.stems)
-            if w[0].isdigit()
-        ) - {""}
-        given = dict((slot, value) for value, slot in _slots(claim, slot_words))
+        given = dict((slot, value) for value, slot in _slots(claim))
+        slot_words = frozenset(given)
         if len(given) < 2 or len(set(given.values())) < len(given):
             continue  # fewer than two numbers, each with its own word
         for sentence, part in ((s, part) for s in sentences for part in _by_name(s)):

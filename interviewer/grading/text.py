@@ -506,3 +506,23 @@ def names_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
     own = said_names(span)
     said = own if own - named else own | said_names(sentence)
     return not said or bool(said & named)
+
+
+_NAME = re.compile(rf"{_STAGE.pattern}|{_SPELLED.pattern}|{_IDENTIFIER.pattern}", re.I)
+
+
+def _spoken(name: str) -> str:
+    """A name as a claim says it: "stage3" is "stage 3"."""
+    return re.sub(r"^stage(\d)$", r"stage \1", name)
+
+
+def renamed(text: str, old: str, new: str) -> str:
+    """`text` with each way it names `old` (as `names_in` reads names) said as `new`: a point
+    about one format or stage said of another.
+
+    >>> renamed("ZeRO stage 1 shards the optimizer states", "stage1", "stage3")
+    'stage 3 shards the optimizer states'
+    >>> renamed("a numerical instability such as in FP16, not bfloat16", "fp16", "fp64")
+    'a numerical instability such as in fp64, not bfloat16'
+    """
+    return _NAME.sub(lambda m: _spoken(new) if names_in(m[0]) == (old,) else m[0], text)
