@@ -100,13 +100,11 @@ def new_writers() -> list[Figure]:
     return [
         Figure("new writers: misconception bias", r["mean_grader_minus_expert"], 0.6, "<="),  # type: ignore[arg-type]
         Figure("new writers: misconceptions flagged", flagged, 60, ">=", f"{flagged} of {labelled}"),
-        Figure("new writers: other misconceptions flagged", r["other_misconceptions_flagged"], None),  # type: ignore[arg-type]
         Figure(
-            "new writers: right answers naming a wrong claim",
+            "new writers: false flags (misconceptions the writer did not state)",
+            r["other_misconceptions_flagged"],
             None,
-            None,
-            shown=str(r["right_answers_naming_a_wrong_claim"]),
-        ),
+        ),  # type: ignore[arg-type]
     ]
 
 
