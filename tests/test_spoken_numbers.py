@@ -72,3 +72,30 @@ def test_a_number_restated_in_another_unit_is_no_hedge() -> None:
 def test_words_that_only_sound_like_corrections_leave_the_number_alone() -> None:
     assert heard("it is actually seven point five e minus five", PEAK_LR)[0] == "correct"
     assert heard("I mean, the usual is five thousand steps", WARMUP)[0] == "correct"
+
+
+PARAMETERS = NumericTarget(value=16_781_312, unit="", tolerance=0)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "sixteen million seven, I mean, seven hundred eighty-one thousand three hundred twelve",
+        "sixteen million seven uh seven hundred eighty one thousand three hundred twelve",
+    ],
+)
+def test_a_number_whose_last_part_is_started_and_said_again_is_one_number(answer: str) -> None:
+    """A listener hears 16,781,312, not 16,000,007 taken back for 781,312."""
+    assert heard(answer, PARAMETERS)[0] == "correct"
+
+
+def test_a_number_restarted_whole_after_a_correction_is_still_the_one_taken() -> None:
+    said = "sixteen million seven, I mean, seventeen million"
+    assert heard(said, NumericTarget(value=17_000_000, unit="", tolerance=0)) == ("correct", "17000000")
+
+
+def test_a_word_under_twenty_after_ten_to_nineteen_starts_another_number() -> None:
+    """ "log ten, two point three zero two six" says 10, then 2.3026: no number is read "ten two"."""
+    assert heard("log ten two point three zero two six", RATIO)[0] == "correct"
+    assert clean("ten twelve") == "10 12"
+    assert clean("nineteen eighty four") == "1984"  # a year's reading stays one number

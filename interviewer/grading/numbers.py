@@ -159,6 +159,38 @@ def _leading_point(m: re.Match[str]) -> str:
     return "0." + "".join(str(_UNITS[w.lower()]) for w in m.group(1).split())
 
 
+_PART_WORD = "|".join(sorted(set(_UNITS) | set(_TENS), key=len, reverse=True))
+# a scale, the words of the number's next part said after it, what the speaker says between,
+# and the first word of that part said again
+_RESTARTED_PART = re.compile(
+    rf"\b(hundred|{'|'.join(_SCALES)})((?:[\s-]+(?:{_PART_WORD})\b){{1,3}})([\s,]+[a-z\s,]+?)(?=\s*\b({_PART_WORD})\b)",
+    re.I,
+)
+_RESTART = cues.pattern("number_restart")
+
+
+def restarted_parts(text: str) -> str:
+    """A number whose last part the speaker started, stopped and said again in full reads as
+    one number: "sixteen million seven, I mean, seven hundred eighty-one thousand" is
+    16,781,312 to a listener, not 16,000,007 taken back for 781,312. Only where the part is
+    said again from its first word, after a filler or a correction (`number_restart` in
+    cues.yaml).
+
+    >>> restarted_parts("sixteen million seven i mean seven hundred eighty one thousand")
+    'sixteen million seven hundred eighty one thousand'
+    >>> restarted_parts("sixteen million seven, I mean, seventeen million")
+    'sixteen million seven, I mean, seventeen million'
+    """
+
+    def again(m: re.Match[str]) -> str:
+        said = re.split(r"[\s-]+", m.group(2).strip(" -"))
+        if not _RESTART.match(m.group(3)) or said[0].lower() != m.group(4).lower():
+            return m.group(0)
+        return m.group(1)
+
+    return _RESTARTED_PART.sub(again, text)
+
+
 @functools.lru_cache(maxsize=4096)  # the same rubric points are read on every grade
 def words_to_digits(text: str, *, determiners: bool = False) -> str:
     """Replace runs of number words with digits; then spoken exponents with e-notation.
@@ -207,6 +239,8 @@ def words_to_digits(text: str, *, determiners: bool = False) -> str:
                         del run[scales[-1] + 1 :], where[scales[-1] + 1 :]
                         last_word = where[-1]
                         break
+                if t in _UNITS and run and _UNITS.get(run[-1], 0) >= 10 and "point" not in run:
+                    break  # "log ten, two point three": no number says a word under twenty after ten to nineteen
                 if t in _NUMBER_WORDS and not (t in ("and", "a", "half") and not run):
                     run.append(t)
                     where.append(j)

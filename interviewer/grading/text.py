@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from interviewer import cues
-from interviewer.grading.numbers import is_number_word, words_to_digits
+from interviewer.grading.numbers import is_number_word, restarted_parts, words_to_digits
 
 # The cue lists are data (interviewer/cues.yaml, with the examples each must and must not
 # catch); these names are their compiled patterns.
@@ -209,7 +209,7 @@ def clean(text: str, *, determiners: bool = False) -> str:
     >>> clean("um, the master weights stay in f p thirty two, the rest in BF 16 or int-8")
     'the master weights stay in fp32, the rest in BF16 or int8'
     """
-    text = FILLERS.sub(_filler, straight(text))
+    text = FILLERS.sub(_filler, restarted_parts(straight(text)))
     digits = words_to_digits(text, determiners=determiners)
     text = _FORMAT.sub(lambda m: re.sub(r"\s", "", m.group(1)) + m.group(2), digits)
     return re.sub(r"\s+", " ", text).strip()
