@@ -15,25 +15,23 @@ One command for the figures the closing notes quote, each with PASS or MISS:
   ships with the repository: see `evals/GRADER_LOG.md`, "Outside data").
 
 Nothing is fitted here; the embedded default grader is measured as it ships. Writes
-`wrong-claims.{json,md}` to `--out` (default `evals/results`). About three minutes at
+`wrong-claims.{json,md}` to `--out` (default `evals/results`). About 1.5 minutes at
 `--runs 1` on two cores (the eval's retest runs add about 20 s each).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import operator
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
-from interviewer.corpus.bank import load_bank, make_user_question
+from interviewer.corpus.bank import load_bank
 from interviewer.evaluation.grades import evaluate, load_answers
 from interviewer.grading.commands import resolve_question
 from interviewer.grading.rubric import RubricGrader
@@ -138,23 +136,18 @@ def exact_texts() -> list[Figure]:
 
 
 def mohler(paths: list[Path]) -> list[Figure]:
-    grader = RubricGrader(load_settings())
+    """Pearson r per file, as `evals/external.py` grades it (free-reference mode, its columns)."""
     out = []
     for path in paths:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        human, ours = [], []
-        for row in rows:
-            try:
-                q = make_user_question(row["question"], row["desired_answer"])
-            except ValueError:
-                continue  # no usable reference; `evals/external.py` lists these
-            human.append(float(row["score_avg"]))
-            ours.append(grader.grade(q, row["student_answer"]).score)
-        r = float(np.corrcoef(human, ours)[0, 1])
-        out.append(
-            Figure(f"Pearson r on {path.name}", round(r, 3), 0.60, ">=", f"{r:.3f} ({len(human)} answers)")
-        )
+        run = subprocess.run(
+            [sys.executable, str(ROOT / "evals" / "external.py"), str(path), "--json"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if run.returncode != 0:
+            raise SystemExit(run.stderr.strip() or f"evals/external.py failed on {path}")
+        r = json.loads(run.stdout)
+        out.append(Figure(f"Pearson r on {path.name}", r["pearson"], 0.60, ">=",
+                          f"{r['pearson']:.3f} ({r['answers']} answers)"))  # fmt: skip
     return out
 
 
