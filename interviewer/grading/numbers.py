@@ -161,9 +161,9 @@ def _leading_point(m: re.Match[str]) -> str:
 
 _PART_WORD = "|".join(sorted(set(_UNITS) | set(_TENS), key=len, reverse=True))
 # a scale, the words of the number's next part said after it, what the speaker says between,
-# and the first word of that part said again
+# (a few words at most: a filler or a correction) and the first word of that part said again
 _RESTARTED_PART = re.compile(
-    rf"\b(hundred|{'|'.join(_SCALES)})((?:[\s-]+(?:{_PART_WORD})\b){{1,3}})([\s,]+[a-z\s,]+?)(?=\s*\b({_PART_WORD})\b)",
+    rf"\b(hundred|{'|'.join(_SCALES)})((?:[\s-]+(?:{_PART_WORD})\b){{1,3}})([\s,]+[a-z\s,]{{1,16}}?)(?=\s*\b({_PART_WORD})\b)",
     re.I,
 )
 _RESTART = cues.pattern("number_restart")
