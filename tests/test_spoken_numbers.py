@@ -16,6 +16,7 @@ from interviewer.grading.text import clean
 PEAK_LR = NumericTarget(value=7.5e-5, unit="", tolerance=1e-5)
 RATIO = NumericTarget(value=2.303, unit="", tolerance=0.01)
 WARMUP = NumericTarget(value=5000, unit="steps", tolerance=3000)
+PARAMETERS = NumericTarget(value=16_781_312, unit="", tolerance=0)
 
 
 def heard(answer: str, target: NumericTarget) -> tuple[str, str]:
@@ -72,9 +73,6 @@ def test_a_number_restated_in_another_unit_is_no_hedge() -> None:
 def test_words_that_only_sound_like_corrections_leave_the_number_alone() -> None:
     assert heard("it is actually seven point five e minus five", PEAK_LR)[0] == "correct"
     assert heard("I mean, the usual is five thousand steps", WARMUP)[0] == "correct"
-
-
-PARAMETERS = NumericTarget(value=16_781_312, unit="", tolerance=0)
 
 
 @pytest.mark.parametrize(
