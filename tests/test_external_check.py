@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "external.py"
+from scripts import EVALS, run_script
+
+SCRIPT = EVALS / "external.py"
 ROWS = [  # question, reference, answer, human score (0-5)
     ("Why use gradient clipping?", "It caps the gradient norm so one bad batch cannot blow up the update.",
      "It limits the norm of the gradient so that a single huge gradient cannot wreck the weights.", 5),
@@ -24,7 +25,7 @@ ROWS = [  # question, reference, answer, human score (0-5)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
+    return run_script(SCRIPT, *args)
 
 
 def write_graded(path: Path) -> Path:

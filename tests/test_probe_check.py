@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "probe.py"
+from scripts import EVALS, run_script
+
+SCRIPT = EVALS / "probe.py"
 
 
 def record(answer: str, score: float, misconceptions: list[int]) -> str:
@@ -18,7 +19,7 @@ def record(answer: str, score: float, misconceptions: list[int]) -> str:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
+    return run_script(SCRIPT, *args)
 
 
 def test_probe_reports_the_bias_and_the_misconceptions_it_flagged(indexed_home: Path, tmp_path: Path) -> None:

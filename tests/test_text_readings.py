@@ -4,22 +4,17 @@ sentences, the floors that hold them (what the README and the grader's log quote
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "evals" / "text_readings.py"
+from scripts import EVALS, run_script
+
+SCRIPT = EVALS / "text_readings.py"
 
 
 def test_the_text_readings_read_wrong_sentences_and_almost_no_right_one(tmp_path: Path) -> None:
     """On rubric-31: 184 of the 1,176 wrong sentences read as their point said wrong, 1 of the
     1,176 right ones (3 read as another point of their question said wrong)."""
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--json", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    out = run_script(SCRIPT, "--json", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["wrong_total"] == result["right_total"] == 1176
