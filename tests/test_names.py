@@ -9,7 +9,7 @@ from pathlib import Path
 
 from interviewer.corpus.bank import load_bank
 from interviewer.grading.names import read_named_roles, read_number_roles, read_other_names
-from interviewer.grading.text import segment
+from interviewer.grading.text import names_agree, segment
 from interviewer.settings import load_settings
 
 WRITTEN = Path(__file__).resolve().parents[1] / "evals" / "polarity" / "written.jsonl"
@@ -154,3 +154,13 @@ def test_no_text_of_the_bank_and_no_written_right_sentence_has_its_numbers_swapp
         if row["kind"] == "key_point":
             points = [[kp.text, *kp.alternatives] for kp in bank.get(row["question_id"]).key_points]
             assert not any(read_number_roles(points, row["states"])), row["claim"]
+
+
+def test_a_name_a_point_denies_is_not_one_of_its_names() -> None:
+    """002-29's "train in BF16 rather than FP16" is about BF16: a span naming only FP16 is no
+    evidence for it, one naming BF16 (or both) still is."""
+    points, _ = rubric("002-29")
+    point = next(p for p in points if p[0] == "train in BF16 rather than FP16")
+    assert not names_agree(point, "Usually it is an FP16 instability rather than a bad batch.")
+    assert names_agree(point, "Switch from FP16 to BF16.")
+    assert names_agree(point, "I would move the run to bf16.")

@@ -21,7 +21,8 @@ from interviewer.grading.numbers import check_numeric, extract_quantities, words
         ("three, four", "3, 4"),  # a list, not 34 or 7
         ("a batch of two fifty six", "a batch of 256"),  # not 2 + 50 + 6
         ("one twenty eight or five twelve", "128 or 512"),
-        ("four zero nine six", "4096"),  # but "zero two" may be ZeRO-2
+        ("four zero nine six", "4096"),
+        ("one zero two four", "1024"),  # a digit read out: "zero two" is ZeRO-2 only alone
         ("Explain the three ZeRO stages", "Explain the 3 ZeRO stages"),
         ("one hundred and twelve", "112"),
         ("sixteen point seven eight million", "16780000"),
@@ -102,6 +103,7 @@ def test_numeric_check_reads_the_number_and_converts_units_within_tolerance(
     [
         ("ZeRO-3 shards the parameters", "ZeRO-3 shards the parameters"),
         ("zero stage two", "zero stage 2"),
+        ("stage one zero two shards the gradients", "stage 1 zero 2 shards the gradients"),
         ("zero offload moves them to the CPU", "zero offload moves them to the CPU"),
         ("zero-shot accuracy", "zero-shot accuracy"),
         ("decay it to zero", "decay it to 0"),  # a number where nothing names it

@@ -33,7 +33,7 @@ from interviewer.corpus.schema import Question
 from interviewer.errors import InterviewerError
 from interviewer.grading.grade import AggregationParams
 
-GRADER_VERSION = "rubric-32"
+GRADER_VERSION = "rubric-33"
 CLAIM_READER_VERSION = f"{GRADER_VERSION}+claim-reader"
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 # With the claim reader on (`Settings.claim_reader`), every constant is fitted again with its

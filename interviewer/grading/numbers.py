@@ -110,6 +110,15 @@ def _zero_is_a_name(tokens: list[str], i: int) -> bool:
     return bool(rest) and bool(_ZERO_NAME_NEXT.match(rest[0]))
 
 
+def _zero_is_a_digit(tokens: list[str], i: int, run: list[str]) -> bool:
+    """Whether "zero" at `tokens[i]`, inside a run of number words, is a digit read out between
+    others: "one zero two four" is 1024. A digit before it and two after, as no stage is named
+    ("three zero stages", "stage one zero two" stay words)."""
+    after = [t.lower() for t in tokens[i + 1 : i + 6] if not t.isspace()][:2]
+    digits = [w for w in [run[-1], *after] if w in _UNITS and _UNITS[w] < 10]
+    return tokens[i] == "zero" and len(after) == 2 and len(digits) == 3
+
+
 # After a lone "one", the words that keep it a number: a unit, a fraction, a range or a
 # choice ("one percent", "one tenth", "one to two", "one or two", "one e minus four").
 _ONE_THEN_NUMBER = re.compile(
@@ -226,7 +235,10 @@ def words_to_digits(text: str, *, determiners: bool = False) -> str:
                 if t.isspace() or t == "-" or (t == "," and run and run[-1] in _SCALES):
                     j += 1
                     continue
-                if t == "zero" and run and "point" not in run and _zero_is_a_name(tokens, j):
+                if (
+                    t == "zero" and run and "point" not in run and _zero_is_a_name(tokens, j)
+                    and not _zero_is_a_digit(tokens, j, run)
+                ):  # fmt: skip
                     break  # "the three ZeRO stages"
                 if t == "and" and run and _MIXED_TAIL.match("".join(tokens[j + 1 : j + 6])):
                     break  # "one and three quarters": 1, then its fraction

@@ -447,6 +447,21 @@ def names_in(text: str) -> tuple[str, ...]:
     return tuple(m.lower() for m in _IDENTIFIER.findall(text))
 
 
+# "rather than FP16", "instead of stage 3", "not bf16": the words after a denial, up to three
+_DENIAL = re.compile(r"\b(?:rather\s+than|instead\s+of|not)\s+(?:[\w-]+\s+){0,2}[\w-]+", re.I)
+
+
+def affirmed_names(text: str) -> tuple[str, ...]:
+    """The names `text` says other than those it only denies (none denied: all of them).
+
+    >>> affirmed_names("train in BF16 rather than FP16")
+    ('bf16',)
+    >>> affirmed_names("bf16 does not need loss scaling because it has fp32's exponent range")
+    ('bf16', 'fp32')
+    """
+    return names_in(_DENIAL.sub(" ", text)) or names_in(text)
+
+
 @functools.lru_cache(maxsize=8192)
 def said_names(text: str) -> frozenset[str]:
     """The names an answer's `text` says, read as the grader reads it ("f p sixteen" is fp16)."""
@@ -499,8 +514,14 @@ def names_agree(phrasings: list[str], span: str, sentence: str = "") -> bool:
     True
     >>> names_agree(["in fp16 check the loss scale or switch to bf16"], "moving to bf16 often fixes it, with its fp32-sized range")
     True
+
+    A name the point denies is not one of its own: "train in BF16 rather than FP16" is not said
+    by a span about FP16 alone.
+
+    >>> names_agree(["train in BF16 rather than FP16"], "it is usually an FP16 instability")
+    False
     """
-    named = set(names_in(phrasings[0])) if phrasings else set()
+    named = set(affirmed_names(phrasings[0])) if phrasings else set()
     if not named:
         return True
     own = said_names(span)
