@@ -842,3 +842,15 @@ def test_a_point_said_of_another_format_is_named_though_its_sentence_earns_nothi
         ("can be a numerical instability such as in fp64", wrong)
     ]
     assert "FP16" in grade.feedback and READ_CLAIM_FLAG in grade.flags
+
+
+def test_a_sentence_set_right_is_not_quoted_as_what_the_answer_got_right(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """002-23: "BF16 is the more precise format: it keeps more mantissa bits than FP16" states the
+    misconception. Whatever a clause of it earns, the feedback does not hold that clause up as
+    an example of a right point and then set the same words right."""
+    grade = grader.grade(
+        bank.get("002-23"), "BF16 is the more precise format: it keeps more mantissa bits than FP16."
+    )
+    assert [m.text for m in grade.misconceptions] == ["BF16 has more mantissa precision than FP16"]
+    assert "for instance when you said" not in grade.feedback
+    assert "that's not right" in grade.feedback

@@ -126,6 +126,11 @@ def _correction(m: MisconceptionResult, reference: str) -> str:
     return f"{said} — that's not right: {_continuing(m.correction, reference).rstrip('.')}."
 
 
+def _overlaps(quote: str, wrong: str) -> bool:
+    """Whether one text holds the other (a clause quoted from a sentence, or the sentence)."""
+    return bool(quote) and (quote in wrong or wrong in quote)
+
+
 def write_feedback(
     results: list[KeyPointResult],
     stated: list[MisconceptionResult],
@@ -152,9 +157,13 @@ def write_feedback(
     missed = [r for r in core if r.status == "missed"]
     partial = [r for r in results if r.status == "partial"]
     if covered:
-        # quoted as an example of what was right: not a sentence that is set right below
-        wrong = {m.evidence.strip() for m in stated[:2]}
-        example = next((r.evidence for r in covered if r.evidence.strip() not in wrong), "")
+        # quoted as an example of what was right: not a sentence that is set right below, nor
+        # a part of one ("it keeps more mantissa bits than FP16" of "BF16 is the more precise
+        # format: it keeps more mantissa bits than FP16")
+        wrong = [m.evidence.strip(" .") for m in stated[:2] if m.evidence.strip(" .")]
+        example = next(
+            (r.evidence for r in covered if not any(_overlaps(r.evidence.strip(" ."), w) for w in wrong)), ""
+        )
         quote = _quote(example)
         said = f", for instance when you said “{quote}”" if quote else ""
         n_core = sum(r.core for r in covered)
