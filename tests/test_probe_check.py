@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from scripts import EVALS, run_script
+from eval_scripts import EVALS, run_script
 
 SCRIPT = EVALS / "probe.py"
 

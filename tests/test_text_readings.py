@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scripts import EVALS, run_script
+from eval_scripts import EVALS, run_script
 
 SCRIPT = EVALS / "text_readings.py"
 
