@@ -43,6 +43,10 @@ def _points(q: Question) -> list[list[str]]:
     return [[kp.text, *kp.alternatives] for kp in q.key_points]
 
 
+def _twins(q: Question) -> list[str]:
+    return [kp.twin or "" for kp in q.key_points]
+
+
 def _turned(q: Question, s: str) -> list[bool]:
     out = []
     for kp in q.key_points:
@@ -53,7 +57,7 @@ def _turned(q: Question, s: str) -> list[bool]:
 
 READINGS: dict[str, Reading] = {
     "order or moves": _turned,
-    "term or number": lambda q, s: [r is not None for r in read_points(_points(q), [s], s)],
+    "term or number": lambda q, s: [r is not None for r in read_points(_points(q), [s], s, _twins(q))],
     "roles": lambda q, s: [r is not None for r in read_roles(_points(q), [s])],
     "named roles": lambda q, s: [r is not None for r in read_named_roles(_points(q), [s])],
     "other name": lambda q, s: [r is not None for r in read_other_names(_points(q), [s], s, q.question)],

@@ -301,3 +301,42 @@ def test_the_opposed_terms_file_is_what_the_rubrics_give() -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_a_name_said_alone_in_place_of_the_points_is_the_point_said_wrong() -> None:
+    """ "That's underfitting." for 002-04's "a widening train-validation gap means overfitting",
+    whose twin says "underfitting": nothing to align, but the sentence names the twin's term
+    and nothing else. Not read without the frame of a diagnosis ("Underfitting." may answer
+    another part of the question), denied, taken back, or where the answer says the point's own
+    term too."""
+    q = load_bank(load_settings()).get("002-04")
+    points = [[kp.text, *kp.alternatives] for kp in q.rubric.key_points]
+    twins = [kp.twin or "" for kp in q.rubric.key_points]
+
+    def reads(sentence: str, answer: str | None = None) -> list[int]:
+        found = read_points(points, [sentence], sentence if answer is None else answer, twins)
+        return [k for k, f in enumerate(found) if f is not None]
+
+    found = read_points(points, ["That's underfitting."], "That's underfitting.", twins)[0]
+    assert found is not None and found.wrong_claim == "a widening train-validation gap means underfitting"
+    assert reads("Sounds like underfitting to me.") == [0]
+    for right in ("That's overfitting.", "That's not underfitting.", "Underfitting.",
+                  "It's underfitting, sorry, overfitting."):  # fmt: skip
+        assert reads(right) == [], right
+    assert reads("That's underfitting.", "That's underfitting. Or overfitting, really.") == []
+
+
+def test_no_bank_point_said_in_a_diagnosis_frame_reads_as_its_own_twin() -> None:
+    """Every phrasing of every bank point said as a diagnosis ("That's <phrasing>.") reads as no
+    point of its question said wrong: a point's own words, or another point's, are no twin's term."""
+    bank = load_bank(load_settings())
+    wrong = []
+    for q in bank.questions:
+        points = [[kp.text, *kp.alternatives] for kp in q.rubric.key_points]
+        twins = [kp.twin or "" for kp in q.rubric.key_points]
+        for phrasings in points:
+            for phrasing in phrasings:
+                said = f"That's {phrasing}."
+                if any(read_points(points, [said], said, twins)):
+                    wrong.append((q.id, phrasing))
+    assert wrong == []

@@ -795,7 +795,7 @@ class RubricGrader:
             else [
                 swap or turned or named or renamed or renumbered
                 for swap, turned, named, renamed, renumbered in zip(
-                    read_points(kp_groups, plain, text),
+                    read_points(kp_groups, plain, text, [kp.twin or "" for kp in rubric.key_points]),
                     read_roles(kp_groups, plain),
                     read_named_roles(kp_groups, plain),
                     read_other_names(kp_groups, plain, text, question.question),

@@ -233,6 +233,7 @@ def _is_content(word: str) -> bool:
 
 
 _TAKEN_BACK = cues.pattern("term_taken_back")
+_DIAGNOSIS = cues.pattern("diagnosis")
 _EXAMPLE = cues.pattern("number_example")
 _ARITHMETIC = re.compile(r"[+=×*/^]|\b(?:times|plus|minus|x|sqrt|cos|sin|log|ln|exp)\b", re.I)
 
@@ -863,7 +864,50 @@ def _plain_share(claim: str, sentence: str) -> float:
     return sum(i in said for i in content) / max(len(content), 1)
 
 
-def read_points(points: list[list[str]], sentences: list[str], answer: str) -> list[Substitution | None]:
+def _twin_term(claim: _Tokens, twin: _Tokens) -> tuple[int, int, Phrase] | None:
+    """Where a point and its twin differ in one stretch only ("… means overfitting" / "… means
+    underfitting"): the point's stretch and the twin's words for it."""
+    ops = difflib.SequenceMatcher(None, claim.stems, twin.stems, autojunk=False).get_opcodes()
+    changed = [op for op in ops if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return None
+    _, a0, a1, b0, b1 = changed[0]
+    return a0, a1, twin.stems[b0:b1]
+
+
+def _bare_twin(
+    claim: _Tokens, twin: tuple[int, int, Phrase], sentence: _Tokens, answer: _Tokens
+) -> tuple[float, int, int, int, int] | None:
+    """A sentence that says nothing but the twin's term, hedges and small words aside ("That's
+    underfitting." for "a widening train-validation gap means overfitting", whose twin says
+    "underfitting"): the point said wrong, with nothing around it to align."""
+    a0, a1, term = twin
+    frame = _DIAGNOSIS.match(sentence.text)
+    if any(_is_number(w) or w in DIRECTION for w in term) or frame is None:
+        return None  # "Lower." or "After." alone answers something else; a name is said as one
+    hedges = _hedges()
+    said = [
+        j
+        for j, w in enumerate(sentence.surface)
+        if sentence.spans[j][0] >= frame.end() and _is_content(w) and sentence.stems[j] not in hedges
+    ]
+    if (
+        not said
+        or said != list(range(said[0], said[0] + len(term)))
+        or sentence.stems[said[0] : said[-1] + 1] != term
+    ):
+        return None
+    b0, b1 = said[0], said[-1] + 1
+    if any(_is_negation(w) for w in sentence.surface) or _taken_back(sentence, b1):
+        return None  # "not underfitting"; "underfitting, sorry, overfitting"
+    if _holds(answer.stems, claim.stems[a0:a1]):
+        return None  # the answer says the point's own term somewhere
+    return (1.0, a0, a1, b0, b1)
+
+
+def read_points(
+    points: list[list[str]], sentences: list[str], answer: str, twins: list[str] | None = None
+) -> list[Substitution | None]:
     """Per key point (its phrasings), a sentence of the answer that says it with a term
     swapped, or None. A sentence that says another of the question's points at least as
     fully as it says this one with the term set aside is that point's, not this one said
@@ -878,6 +922,14 @@ def read_points(points: list[list[str]], sentences: list[str], answer: str) -> l
     >>> points = [["make sure gradient clipping is on"], ["look at the data at that step"]]
     >>> [s and s.said for s in read_points(points, ["Make sure weight decay is on."], "")]
     ['weight decay', None]
+
+    With the points' `twins`, a sentence that says only the term a point's twin puts in place
+    of the point's own is that point said wrong:
+
+    >>> found = read_points([["a widening gap means overfitting"]], ["That's underfitting."],
+    ...                     "That's underfitting.", twins=["a widening gap means underfitting"])
+    >>> found[0] and found[0].wrong_claim
+    'a widening gap means underfitting'
     """
     found: list[Substitution | None] = []
     stems = [[tokens(p).stems for p in phrasings] for phrasings in points]
@@ -906,6 +958,14 @@ def read_points(points: list[list[str]], sentences: list[str], answer: str) -> l
                 )
                 if swap[0] >= others:
                     best = (swap[0], _substitution(c, s, sentence, swap))
+        if best is None and twins and twins[k]:
+            claim = tokens(phrasings[0])
+            if (term := _twin_term(claim, tokens(twins[k]))) is not None:
+                for sentence in sentences:
+                    s = tokens(sentence)
+                    if (bare := _bare_twin(claim, term, s, said)) is not None:
+                        best = (bare[0], _substitution(claim, s, sentence, bare))
+                        break
         found.append(
             best[1]
             if best
