@@ -854,3 +854,14 @@ def test_a_sentence_set_right_is_not_quoted_as_what_the_answer_got_right(grader,
     assert [m.text for m in grade.misconceptions] == ["BF16 has more mantissa precision than FP16"]
     assert "for instance when you said" not in grade.feedback
     assert "that's not right" in grade.feedback
+
+
+def test_two_wrong_claims_one_sentence_sets_right_are_set_right_once(grader, bank) -> None:  # type: ignore[no-untyped-def]
+    """002-04: "That's underfitting." and "The model needs to be bigger" are both set right by the
+    reference's "A widening train-validation gap means the model is memorising …": the feedback
+    quotes both and says that sentence once."""
+    answer = "That's underfitting. The model needs to be bigger, and you should train for longer."
+    grade = grader.grade(bank.get("002-04"), answer)
+    assert len(grade.misconceptions) == 2
+    assert grade.feedback.count("A widening train-validation gap means the model is memorising") == 1
+    assert "“The model needs to be bigger" in grade.feedback and "“That's underfitting”" in grade.feedback

@@ -102,28 +102,40 @@ def _continuing(claim: str, reference: str) -> str:
     return first.lower() + claim[len(first) :] if ordinary else claim
 
 
-def _correction(m: MisconceptionResult, reference: str) -> str:
-    """The wrong claim quoted and set right: in the sentence of the reference answer that says
-    the correction, where one says most of it; else in the rubric's words.
-
-    >>> m = MisconceptionResult(text="fix it by raising the learning rate",
-    ...     evidence="The fix is raising the learning rate.", correction="fix it by lowering the learning rate")
-    >>> _correction(m, "It is the edge of stability. The fix is lowering the learning rate.")
-    "You said “The fix is raising the learning rate” — that's not right. The fix is lowering the learning rate."
-    >>> _correction(m, "")
-    "You said “The fix is raising the learning rate” — that's not right: fix it by lowering the learning rate."
-    """
+def _set_right(m: MisconceptionResult, reference: str) -> tuple[str, str]:
+    """(the wrong claim quoted, what sets it right): in the sentence of the reference answer that
+    says the correction, where one says most of it; else in the rubric's words."""
     quote = m.evidence.strip().rstrip(".")
     said = f"You said “{quote}”" if quote else "The answer claims that " + m.text
     if not m.correction:
-        return f"{said}: that is wrong ({m.text})."
+        return said, f": that is wrong ({m.text})."
     right = reference_sentence(reference, m.correction) if reference else ""
     wanted = set(content_stems(m.correction))
     if right and len(wanted & set(content_stems(right))) >= CORRECTION_SHARE * len(wanted):
-        return f"{said} — that's not right. {right}"
+        return said, f" — that's not right. {right}"
     # the rubric's words are a note ("scale the learning rate linearly with batch size"),
     # which reads as the right claim after a colon, not as a clause after "but"
-    return f"{said} — that's not right: {_continuing(m.correction, reference).rstrip('.')}."
+    return said, f" — that's not right: {_continuing(m.correction, reference).rstrip('.')}."
+
+
+def _corrections(stated: list[MisconceptionResult], reference: str) -> list[str]:
+    """The first two wrong claims set right; two that one sentence sets right are quoted together,
+    not set right twice.
+
+    >>> m = MisconceptionResult(text="fix it by raising the learning rate",
+    ...     evidence="The fix is raising the learning rate.", correction="fix it by lowering the learning rate")
+    >>> _corrections([m], "It is the edge of stability. The fix is lowering the learning rate.")
+    ["You said “The fix is raising the learning rate” — that's not right. The fix is lowering the learning rate."]
+    >>> _corrections([m], "")
+    ["You said “The fix is raising the learning rate” — that's not right: fix it by lowering the learning rate."]
+    >>> again = MisconceptionResult(text=m.text, evidence="Raise it.", correction=m.correction)
+    >>> _corrections([m, again], "It is the edge of stability. The fix is lowering the learning rate.")
+    ["You said “The fix is raising the learning rate” and “Raise it” — that's not right. The fix is lowering the learning rate."]
+    """
+    halves = [_set_right(m, reference) for m in stated[:2]]
+    if len(halves) == 2 and halves[0][1] == halves[1][1] and halves[1][0].startswith("You said "):
+        return [f"{halves[0][0]} and {halves[1][0].removeprefix('You said ')}{halves[0][1]}"]
+    return [said + right for said, right in halves]
 
 
 def _overlaps(quote: str, wrong: str) -> bool:
@@ -183,7 +195,7 @@ def write_feedback(
         )
     # a wrong claim is set right in the reference answer's words where one of its sentences
     # says the correction ("… — that's not right. The fix is lowering the learning rate …")
-    corrections = [_correction(m, reference) for m in stated[:2]]
+    corrections = _corrections(stated, reference)
     # a point the answer said the wrong way round is set right there, not listed as missing too
     # (also when the correction words it a little differently: "FP8 training needs per-tensor
     # scaling factors" sets right the point "FP8 needs per-tensor scaling factors")
