@@ -884,7 +884,7 @@ def _bare_twin(
     a0, a1, term = twin
     frame = _DIAGNOSIS.match(sentence.text)
     if any(_is_number(w) or w in DIRECTION for w in term) or frame is None:
-        return None  # "Lower." or "After." alone answers something else; a name is said as one
+        return None  # "It's lower." answers something else; a name is said in a diagnosis frame
     hedges = _hedges()
     said = [
         j
